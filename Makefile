@@ -1,0 +1,34 @@
+# memlab — one command to set up and run each job. Everything lives in a local .venv.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+PIP_FLAGS ?= --disable-pip-version-check -q
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install eval test dashboard bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install $(PIP_FLAGS) --upgrade pip
+	$(PY) -m pip install $(PIP_FLAGS) -c constraints.txt -e '.[all,dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)  ## create .venv and install memlab with every extra the jobs need
+
+eval: $(STAMP)  ## run the benchmark suite on the offline default and print the results table
+	$(VENV)/bin/memlab eval suite --out runs/suite
+
+test: $(STAMP)  ## run the whole test suite (unit, integration, notebooks)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+dashboard: $(STAMP)  ## start the Streamlit demo
+	$(VENV)/bin/streamlit run dashboard/app.py
+
+bench: $(STAMP)  ## store throughput benchmark (10k items)
+	$(VENV)/bin/memlab bench store --memories 10000
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

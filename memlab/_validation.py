@@ -1,0 +1,77 @@
+"""Input checks shared by every public boundary (sklearn-style messages)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memlab.errors import DimensionMismatchError, InvalidInputError
+
+# C0/C1 control characters except tab, newline, carriage return.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def strip_control(text: str) -> str:
+    """Remove control characters (keeps tab/newline) and normalise to NFC."""
+    return unicodedata.normalize("NFC", _CONTROL.sub("", text))
+
+
+def check_text(text: Any, *, name: str = "text", owner: str = "memlab", max_chars: int | None = None) -> str:
+    """Validate a piece of user text and return it stripped.
+
+    Raises:
+        InvalidInputError: not a str, empty/whitespace, contains control characters, or too long.
+    """
+    if not isinstance(text, str):
+        raise InvalidInputError(f"The {name!r} parameter of {owner} must be a str. Got {type(text).__name__} instead.")
+    bad = _CONTROL.search(text)
+    if bad is not None:
+        raise InvalidInputError(
+            f"The {name!r} parameter of {owner} contains a control character "
+            f"(U+{ord(bad.group()):04X} at position {bad.start()}). Clean it first (memlab._validation.strip_control)."
+        )
+    stripped = text.strip()
+    if not stripped:
+        raise InvalidInputError(f"The {name!r} parameter of {owner} must be a non-empty string. Got {text!r} instead.")
+    if max_chars is not None and len(stripped) > max_chars:
+        raise InvalidInputError(
+            f"The {name!r} parameter of {owner} must be at most {max_chars} characters. Got {len(stripped)} instead."
+        )
+    return unicodedata.normalize("NFC", stripped)
+
+
+def check_user_id(user_id: Any, *, owner: str = "memlab") -> str:
+    """Validate a user id: a non-empty string without control characters, at most 256 chars."""
+    return check_text(user_id, name="user_id", owner=owner, max_chars=256)
+
+
+def check_unit_interval(value: Any, *, name: str, owner: str) -> float:
+    """Validate a float in [0, 1]."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (0.0 <= float(value) <= 1.0):
+        raise InvalidInputError(f"The {name!r} parameter of {owner} must be a float in [0, 1]. Got {value!r} instead.")
+    return float(value)
+
+
+def check_positive_int(value: Any, *, name: str, owner: str) -> int:
+    """Validate an int >= 1."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or int(value) < 1:
+        raise InvalidInputError(f"The {name!r} parameter of {owner} must be an int in [1, inf). Got {value!r} instead.")
+    return int(value)
+
+
+def as_vectors(x: Any, dim: int, *, name: str = "vectors", owner: str = "memlab") -> NDArray[np.float32]:
+    """Coerce to a C-contiguous float32 ``(n, dim)`` array, checking shape before faiss sees it."""
+    arr = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
+    if arr.ndim == 1:
+        arr = arr.reshape(1, -1)
+    if arr.ndim != 2 or arr.shape[1] != dim:
+        raise DimensionMismatchError(
+            f"The {name!r} parameter of {owner} must have shape (n, {dim}). Got {tuple(arr.shape)} instead."
+        )
+    if not np.all(np.isfinite(arr)):
+        raise InvalidInputError(f"The {name!r} parameter of {owner} contains NaN or infinite values.")
+    return arr

@@ -1,0 +1,1 @@
+"""Performance benchmarks (printed figures and ratios; never timed tests)."""

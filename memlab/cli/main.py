@@ -1,0 +1,63 @@
+"""Entry point of the ``memlab`` command.
+
+Each command module exposes ``register(groups)``, where ``groups`` maps ``"top"``, ``"eval"`` and
+``"bench"`` to argparse sub-parser collections; a command sets ``func`` (``args -> int exit code``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from memlab.errors import MemlabError
+
+__all__ = ["main"]
+
+# command modules, imported lazily by main() (keeps `memlab --help` fast)
+COMMAND_MODULES = [
+    "memlab.cli.bench_store",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser."""
+    parser = argparse.ArgumentParser(prog="memlab", description="memlab: long-term memory lab for LLM assistants")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    top = parser.add_subparsers(dest="command", metavar="COMMAND")
+    eval_p = top.add_parser("eval", help="run an evaluation task and write a run directory")
+    eval_sub = eval_p.add_subparsers(dest="task", metavar="TASK")
+    bench_p = top.add_parser("bench", help="performance benchmarks")
+    bench_sub = bench_p.add_subparsers(dest="bench", metavar="BENCH")
+    groups = {"top": top, "eval": eval_sub, "bench": bench_sub}
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(groups)
+    parser.set_defaults(_parsers={"eval": eval_p, "bench": bench_p, "top": parser})
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the process exit code (also used by ``sys.exit``)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    func = getattr(args, "func", None)
+    if func is None:
+        sub = args._parsers.get(args.command or "top", parser)
+        sub.print_help()
+        return 2
+    try:
+        return int(func(args) or 0)
+    except MemlabError as exc:
+        print(f"memlab: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""One settings object for memlab, read from the environment (prefix ``MEMLAB_``).
+
+Build it once, at the edges (a notebook's first cell, the dashboard, the CLI), and use it to
+*build* components; components themselves take plain keyword arguments and never read the
+environment. Nothing here reads the environment at import time.
+
+Example:
+    >>> from memlab.config import Settings
+    >>> Settings().integrity_confidence_threshold
+    0.8
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["MAX_TEXT_CHARS", "Settings"]
+
+#: Longest memory text the store accepts (characters). Longer input raises ``InvalidInputError``.
+MAX_TEXT_CHARS = 10_000
+
+
+class Settings(BaseSettings):
+    """memlab's settings; every field can be set as ``MEMLAB_<FIELD>`` in the environment.
+
+    The defaults are the seeds' values (seed 000 §8, seed 002).
+    """
+
+    model_config = SettingsConfigDict(env_prefix="MEMLAB_", env_nested_delimiter="__", extra="ignore")
+
+    # integrity (seed 000 §8)
+    integrity_confidence_threshold: float = Field(0.8, ge=0.0, le=1.0)
+    """A contradiction is reported only at confidence >= this."""
+    integrity_max_similar_memories: int = Field(10, ge=1)
+    """Top-N similar memories compared with a new one."""
+    integrity_check_exhaustive: bool = False
+    """Compare with every active memory of the user instead of the top-N."""
+    similarity_threshold: float | None = Field(0.7, ge=-1.0, le=1.0)
+    """Cosine above which two memories are "similar enough to check", in the seed's (MiniLM) terms.
+    ``None`` uses the embedder's own calibrated candidate threshold."""
+
+    # compaction (seed 002)
+    summary_window_size: int = Field(30, ge=4)
+    """Max turns in a chat's ``assistant_history`` before compaction."""
+
+    # components
+    embedder: str = "minilm"
+    """Embedder name (see ``memlab.embedding.available_embedders()``) or ``st:<model path>``."""
+    judge: str = "default"
+    """Judge name: ``default``, ``hf:<model id or path>``, ``llm``."""
+    lang: Literal["it", "en"] = "it"
+    """Language of user-facing text (notifications, prompt blocks)."""
+    data_dir: Path = Path(".memlab")
+    """Where databases and caches go by default."""
+    max_text_chars: int = Field(MAX_TEXT_CHARS, ge=1)
+    """Longest memory text accepted."""
+
+    # optional LLM backend
+    llm_backend: Literal["none", "ollama", "openai"] = "none"
+    llm_model: str | None = None
+    llm_base_url: str | None = None
+    llm_api_key: SecretStr | None = None
+    llm_timeout_s: float = Field(60.0, gt=0)

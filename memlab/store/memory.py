@@ -1,0 +1,754 @@
+"""The versioned memory store: SQLite records + a FAISS index that is a rebuildable cache.
+
+Conflict rule for keyed memories (seed 004, DESIGN §1.1): a new item with the same
+``(user_id, scope, type, key, project_id)`` as an active item is a conflict. If the confidences differ by
+less than 0.1 the newer item wins; otherwise the higher confidence wins. The loser is never deleted: it
+stays, inactive, linked by ``supersedes``/``superseded_by``, with ``superseded_at`` set, in a version chain
+that :meth:`MemoryStore.history` returns from any member.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memlab._validation import as_vectors, check_positive_int, check_text, check_unit_interval, check_user_id
+from memlab.config import MAX_TEXT_CHARS
+from memlab.errors import InvalidInputError, NotFoundError
+from memlab.index.faiss_index import FaissIndex
+from memlab.protocols import Embedder
+from memlab.records import MemoryItem
+from memlab.store.db import Database
+
+__all__ = ["CONFIDENCE_TIE", "DEFAULT_EMBEDDER", "MemoryEvent", "MemoryStore"]
+
+log = logging.getLogger(__name__)
+
+#: Below this |Δconfidence| the newer keyed item wins; above it, the more confident one.
+CONFIDENCE_TIE = 0.1
+#: Embedder used when a store is built without one.
+DEFAULT_EMBEDDER = "minilm"
+#: Schema version of the memory tables (mirrored in ``PRAGMA user_version``).
+SCHEMA: list[str] = [
+    """
+    CREATE TABLE memories (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        user_id TEXT NOT NULL,
+        text TEXT NOT NULL,
+        scope TEXT NOT NULL DEFAULT 'global',
+        type TEXT NOT NULL DEFAULT 'fact',
+        key TEXT,
+        value TEXT,
+        confidence REAL NOT NULL,
+        project_id TEXT,
+        source TEXT,
+        keywords TEXT NOT NULL DEFAULT '[]',
+        topic TEXT,
+        created_at TEXT NOT NULL,
+        valid_from TEXT,
+        valid_to TEXT,
+        version INTEGER NOT NULL DEFAULT 1,
+        chain_id INTEGER,
+        supersedes INTEGER,
+        superseded_by INTEGER,
+        is_active INTEGER NOT NULL DEFAULT 1,
+        superseded_at TEXT,
+        context TEXT,
+        embedding BLOB
+    );
+    CREATE INDEX idx_memories_user ON memories(user_id, is_active);
+    CREATE INDEX idx_memories_slot ON memories(user_id, key, scope, type, project_id);
+    CREATE INDEX idx_memories_chain ON memories(chain_id);
+    CREATE TABLE memory_events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        memory_id INTEGER NOT NULL,
+        chain_id INTEGER,
+        user_id TEXT NOT NULL,
+        event TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        at TEXT NOT NULL,
+        details TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX idx_events_memory ON memory_events(memory_id);
+    CREATE INDEX idx_events_chain ON memory_events(chain_id);
+    CREATE TABLE memlab_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)
+    """,
+]
+
+_COLUMNS = (
+    "id, user_id, text, scope, type, key, value, confidence, project_id, source, keywords, topic, created_at, "
+    "valid_from, valid_to, version, chain_id, supersedes, superseded_by, is_active, superseded_at, context"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryEvent:
+    """One entry of a memory's audit log (creation, supersession, resolution, reactivation ...).
+
+    Attributes:
+        id: event id.
+        memory_id: the memory the event is about.
+        chain_id: its version chain.
+        event: ``created``, ``superseded``, ``lost``, ``deactivated``, ``reactivated``, ``annotated`` ...
+        actor: who did it (``system``, ``user``, ``version-rule`` ...).
+        at: when (UTC).
+        details: free JSON (reason, notification id, choice ...).
+    """
+
+    id: int
+    memory_id: int
+    chain_id: int | None
+    event: str
+    actor: str
+    at: datetime
+    details: Mapping[str, Any]
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _ts(dt: datetime | None) -> str | None:
+    if dt is None:
+        return None
+    if dt.tzinfo is None:
+        raise InvalidInputError(f"Datetimes must be timezone-aware (UTC). Got naive {dt!r}.")
+    return dt.astimezone(UTC).isoformat()
+
+
+def _parse_ts(s: str | None) -> datetime | None:
+    return datetime.fromisoformat(s) if s else None
+
+
+def _norm_opt(value: Any, name: str, owner: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInputError(f"The {name!r} parameter of {owner} must be a str or None. Got {value!r} instead.")
+    return check_text(value, name=name, owner=owner, max_chars=512)
+
+
+class MemoryStore:
+    """Versioned memories of many users in one SQLite file, with a FAISS index beside it.
+
+    Args:
+        path: SQLite file, or ``":memory:"`` (nothing touches disk).
+        embedder: any :class:`~memlab.protocols.Embedder`; default: the packaged offline one.
+        index_factory: inner FAISS index (``"Flat"`` exact by default; see ``memlab bench integrity``).
+        clock: returns "now" (tz-aware); injectable for tests.
+        max_text_chars: longest accepted text.
+
+    The FAISS file is ``<path>.faiss``. It is a cache: at open it is loaded and compared with SQLite,
+    and rebuilt from the stored vectors when missing or inconsistent. It is written on :meth:`close`
+    and :meth:`flush`.
+
+    Example:
+        >>> from memlab.testing import FakeEmbedder
+        >>> store = MemoryStore(":memory:", embedder=FakeEmbedder())
+        >>> v1 = store.add("u1", "Chiamami Zhang San", key="preferred_name", confidence=0.9)
+        >>> v2 = store.add("u1", "Chiamami Li Si", key="preferred_name", confidence=0.85)
+        >>> v2.is_active, store.get(v1.id).superseded_by == v2.id
+        (True, True)
+        >>> [m.version for m in store.history(v1.id)]
+        [1, 2]
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = ":memory:",
+        embedder: Embedder | None = None,
+        *,
+        index_factory: str = "Flat",
+        clock: Callable[[], datetime] | None = None,
+        max_text_chars: int = MAX_TEXT_CHARS,
+    ) -> None:
+        if embedder is None:
+            from memlab.embedding import load_embedder
+
+            embedder = load_embedder(DEFAULT_EMBEDDER)
+        self.embedder = embedder
+        self.path = str(path)
+        self.index_factory = index_factory
+        self.clock = clock or _utcnow
+        self.max_text_chars = max_text_chars
+        self.db = Database(self.path)
+        self.db.migrate("memories", SCHEMA)
+        self.db.set_user_version(len(SCHEMA))
+        self._index_path = None if self.db.in_memory else Path(self.path + ".faiss")
+        self._user_ids_cache: dict[tuple[str, bool], NDArray[np.int64]] = {}
+        self._dirty = False
+        self._check_embedder()
+        self.index = self._open_index()
+
+    # ------------------------------------------------------------------ lifecycle
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Persist the FAISS index and close the database (idempotent)."""
+        if self.db.closed:
+            return
+        self.flush()
+        self.db.close()
+
+    def flush(self) -> None:
+        """Write the FAISS index file now (it is also written on close)."""
+        if self._index_path is not None and self._dirty:
+            self.index.save(self._index_path)
+            self._dirty = False
+
+    def _meta(self, key: str) -> str | None:
+        row = self.db.query_one("SELECT value FROM memlab_meta WHERE key = ?", (key,))
+        return None if row is None else str(row["value"])
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.db.execute(
+            "INSERT INTO memlab_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def _check_embedder(self) -> None:
+        name = getattr(self.embedder, "name", type(self.embedder).__name__)
+        stored = self._meta("embedder")
+        stored_dim = self._meta("dim")
+        if stored is None:
+            self._set_meta("embedder", name)
+            self._set_meta("dim", str(self.embedder.dim))
+            return
+        if stored != name or int(stored_dim or 0) != self.embedder.dim:
+            n = self.db.query_one("SELECT COUNT(*) AS n FROM memories")
+            count = int(n["n"]) if n else 0
+            warnings.warn(
+                f"{self.path} was built with embedder {stored!r} (dim {stored_dim}); re-embedding {count} memories "
+                f"with {name!r} (dim {self.embedder.dim}).",
+                stacklevel=3,
+            )
+            self._reembed_all()
+            self._set_meta("embedder", name)
+            self._set_meta("dim", str(self.embedder.dim))
+
+    def _reembed_all(self) -> None:
+        from tqdm.auto import tqdm
+
+        rows = self.db.query("SELECT id, text FROM memories ORDER BY id")
+        with self.db.transaction():
+            for start in tqdm(range(0, len(rows), 256), desc="re-embedding", disable=len(rows) < 2048):
+                chunk = rows[start : start + 256]
+                vecs = self.embedder.embed([r["text"] for r in chunk])
+                self.db.executemany(
+                    "UPDATE memories SET embedding = ? WHERE id = ?",
+                    [(v.astype(np.float32).tobytes(), r["id"]) for v, r in zip(vecs, chunk, strict=True)],
+                )
+        if self._index_path is not None and self._index_path.exists():
+            self._index_path.unlink()
+
+    def _open_index(self) -> FaissIndex:
+        dim = self.embedder.dim
+        if self._index_path is not None and self._index_path.exists():
+            try:
+                idx = FaissIndex.load(self._index_path, factory=self.index_factory)
+                if idx.dim == dim and self._consistent(idx):
+                    return idx
+                log.warning("FAISS index %s is inconsistent with SQLite: rebuilding", self._index_path)
+            except Exception as exc:  # a corrupt cache is rebuilt, never fatal
+                log.warning("FAISS index %s unreadable (%s): rebuilding", self._index_path, exc)
+        return self.rebuild_index()
+
+    def _consistent(self, idx: FaissIndex) -> bool:
+        rows = self.db.query("SELECT id FROM memories WHERE embedding IS NOT NULL ORDER BY id")
+        db_ids = np.fromiter((r["id"] for r in rows), dtype=np.int64, count=len(rows))
+        return bool(np.array_equal(np.sort(idx.ids()), db_ids))
+
+    def rebuild_index(self) -> FaissIndex:
+        """Rebuild the FAISS index from the vectors stored in SQLite (no re-embedding)."""
+        dim = self.embedder.dim
+        idx = FaissIndex(dim, factory=self.index_factory)
+        rows = self.db.query("SELECT id, embedding FROM memories WHERE embedding IS NOT NULL ORDER BY id")
+        if rows:
+            ids = np.fromiter((r["id"] for r in rows), dtype=np.int64, count=len(rows))
+            vecs = np.frombuffer(b"".join(r["embedding"] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+            if not idx.is_trained:
+                idx.train(vecs)
+            idx.add(ids, vecs)
+        self.index = idx
+        self._dirty = True
+        self.flush()
+        return idx
+
+    # ------------------------------------------------------------------ rows -> records
+    @staticmethod
+    def _row_to_item(row: sqlite3.Row) -> MemoryItem:
+        return MemoryItem(
+            id=int(row["id"]),
+            user_id=row["user_id"],
+            text=row["text"],
+            scope=row["scope"],
+            type=row["type"],
+            key=row["key"],
+            value=row["value"],
+            confidence=float(row["confidence"]),
+            project_id=row["project_id"],
+            source=row["source"],
+            keywords=tuple(json.loads(row["keywords"] or "[]")),
+            topic=row["topic"],
+            created_at=_parse_ts(row["created_at"]),
+            valid_from=_parse_ts(row["valid_from"]),
+            valid_to=_parse_ts(row["valid_to"]),
+            version=int(row["version"]),
+            chain_id=row["chain_id"],
+            supersedes=row["supersedes"],
+            superseded_by=row["superseded_by"],
+            is_active=bool(row["is_active"]),
+            superseded_at=_parse_ts(row["superseded_at"]),
+            context=row["context"],
+        )
+
+    def _event(self, item_id: int, chain_id: int | None, user_id: str, event: str, actor: str, **details: Any) -> None:
+        self.db.execute(
+            "INSERT INTO memory_events(memory_id, chain_id, user_id, event, actor, at, details) VALUES (?,?,?,?,?,?,?)",
+            (item_id, chain_id, user_id, event, actor, _ts(self.clock()), json.dumps(details, default=str)),
+        )
+
+    def _invalidate(self, user_id: str) -> None:
+        self._user_ids_cache.pop((user_id, True), None)
+        self._user_ids_cache.pop((user_id, False), None)
+
+    # ------------------------------------------------------------------ writes
+    def add(
+        self,
+        user_id: str,
+        text: str,
+        *,
+        scope: str = "global",
+        type: str = "fact",
+        key: str | None = None,
+        value: str | None = None,
+        confidence: float = 1.0,
+        project_id: str | None = None,
+        source: str | None = None,
+        valid_from: datetime | None = None,
+        valid_to: datetime | None = None,
+        keywords: Sequence[str] = (),
+        topic: str | None = None,
+        embedding: NDArray[np.float32] | None = None,
+    ) -> MemoryItem:
+        """Store one memory, applying the version rule when ``key`` is set.
+
+        Args:
+            user_id: owner.
+            text: plain text (non-empty, no control characters, at most ``max_text_chars``).
+            scope, type, key, value, project_id: the slot; items conflict when all five match and key is set.
+            confidence: in [0, 1].
+            source: provenance (chat/turn ids).
+            valid_from, valid_to: when the fact is true in the world (tz-aware).
+            keywords, topic: extraction metadata.
+            embedding: a precomputed vector (skips the embedder); must have the embedder's dimension.
+
+        Returns:
+            The stored item. ``is_active`` says whether it won; ``supersedes`` names the item it replaced,
+            or ``superseded_by``/``lost_to`` the item it lost to.
+
+        Raises:
+            InvalidInputError: bad text, confidence or vector; nothing is stored.
+        """
+        return self.add_many(
+            user_id,
+            [
+                dict(text=text, scope=scope, type=type, key=key, value=value, confidence=confidence,
+                     project_id=project_id, source=source, valid_from=valid_from, valid_to=valid_to,
+                     keywords=keywords, topic=topic)
+            ],
+            embeddings=None if embedding is None else np.asarray(embedding).reshape(1, -1),
+        )[0]
+
+    def add_many(
+        self,
+        user_id: str,
+        items: Iterable[str | Mapping[str, Any]],
+        *,
+        embeddings: NDArray[np.float32] | None = None,
+        progress: bool = False,
+    ) -> list[MemoryItem]:
+        """Store many memories of one user in one transaction, embedding them in batches.
+
+        ``items`` are texts or mappings with :meth:`add`'s keyword arguments. Items are applied in order,
+        so the version rule sees earlier items of the same call. Everything is validated before anything
+        is written: one bad item rejects the whole call and the store is unchanged.
+        """
+        owner = "MemoryStore.add"
+        user_id = check_user_id(user_id, owner=owner)
+        specs = [self._validate_spec(it, owner) for it in items]
+        if not specs:
+            return []
+        if embeddings is None:
+            from tqdm.auto import tqdm
+
+            vec_chunks = []
+            for start in tqdm(range(0, len(specs), 512), desc="embedding", disable=not progress):
+                vec_chunks.append(self.embedder.embed([s["text"] for s in specs[start : start + 512]]))
+            vecs = np.concatenate(vec_chunks)
+        else:
+            vecs = as_vectors(embeddings, self.embedder.dim, name="embedding", owner=owner)
+            if len(vecs) != len(specs):
+                raise InvalidInputError(f"{owner} got {len(vecs)} embeddings for {len(specs)} items.")
+            norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+            vecs = vecs / np.maximum(norms, 1e-12)
+        out: list[MemoryItem] = []
+        with self.db.transaction():
+            for spec, vec in zip(specs, vecs, strict=True):
+                out.append(self._insert(user_id, spec, vec))
+        self.index.add(np.asarray([m.id for m in out], dtype=np.int64), vecs)
+        self._dirty = True
+        self._invalidate(user_id)
+        # the returned items reflect the final state (a later item of the same call may supersede an earlier one)
+        return [self.get(m.id) for m in out] if len(out) > 1 else out
+
+    def _validate_spec(self, it: str | Mapping[str, Any], owner: str) -> dict[str, Any]:
+        spec: dict[str, Any] = {"text": it} if isinstance(it, str) else dict(it)
+        allowed = {"text", "scope", "type", "key", "value", "confidence", "project_id", "source", "valid_from",
+                   "valid_to", "keywords", "topic"}
+        unknown = set(spec) - allowed
+        if unknown:
+            raise InvalidInputError(f"{owner} got unknown fields {sorted(unknown)}; allowed: {sorted(allowed)}.")
+        spec["text"] = check_text(spec.get("text"), name="text", owner=owner, max_chars=self.max_text_chars)
+        spec["scope"] = check_text(spec.get("scope", "global"), name="scope", owner=owner, max_chars=64)
+        spec["type"] = check_text(spec.get("type", "fact"), name="type", owner=owner, max_chars=64)
+        spec["key"] = _norm_opt(spec.get("key"), "key", owner)
+        spec["value"] = None if spec.get("value") is None else check_text(
+            str(spec["value"]), name="value", owner=owner, max_chars=self.max_text_chars)
+        spec["project_id"] = _norm_opt(spec.get("project_id"), "project_id", owner)
+        spec["source"] = None if spec.get("source") is None else str(spec["source"])
+        spec["topic"] = None if spec.get("topic") is None else str(spec["topic"])
+        spec["confidence"] = check_unit_interval(spec.get("confidence", 1.0), name="confidence", owner=owner)
+        kws = spec.get("keywords") or ()
+        if isinstance(kws, str):
+            raise InvalidInputError(f"The 'keywords' parameter of {owner} must be a sequence of str, not a str.")
+        spec["keywords"] = [str(k) for k in kws]
+        for f in ("valid_from", "valid_to"):
+            v = spec.get(f)
+            if v is not None and not isinstance(v, datetime):
+                raise InvalidInputError(f"The {f!r} parameter of {owner} must be a datetime or None. Got {v!r}.")
+            spec[f] = _ts(v)
+        return spec
+
+    def _insert(self, user_id: str, spec: dict[str, Any], vec: NDArray[np.float32]) -> MemoryItem:
+        now = _ts(self.clock())
+        incumbents: list[sqlite3.Row] = []
+        chain_id: int | None = None
+        version = 1
+        if spec["key"] is not None:
+            slot = (user_id, spec["key"], spec["scope"], spec["type"], spec["project_id"])
+            slot_sql = "user_id = ? AND key = ? AND scope = ? AND type = ? AND project_id IS ?"
+            incumbents = self.db.query(
+                f"SELECT id, confidence, chain_id FROM memories WHERE {slot_sql} AND is_active = 1 ORDER BY id", slot)
+            latest = self.db.query_one(f"SELECT chain_id FROM memories WHERE {slot_sql} ORDER BY id DESC LIMIT 1", slot)
+            if latest is not None:
+                chain_id = latest["chain_id"]
+                row = self.db.query_one("SELECT MAX(version) AS v FROM memories WHERE chain_id = ?", (chain_id,))
+                version = int(row["v"]) + 1 if row and row["v"] is not None else 1
+        wins = True
+        beaten_by: int | None = None
+        if incumbents:
+            champion = incumbents[-1]
+            delta = spec["confidence"] - float(champion["confidence"])
+            # |Δ| < 0.1: the newer wins; otherwise the higher confidence wins (rounding guards 0.9-0.8 = 0.0999..)
+            wins = round(abs(delta), 9) < CONFIDENCE_TIE or delta > 0
+            if not wins:
+                beaten_by = int(champion["id"])
+        cur = self.db.execute(
+            "INSERT INTO memories(user_id, text, scope, type, key, value, confidence, project_id, source, keywords, "
+            "topic, created_at, valid_from, valid_to, version, chain_id, supersedes, superseded_by, is_active, "
+            "superseded_at, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (user_id, spec["text"], spec["scope"], spec["type"], spec["key"], spec["value"], spec["confidence"],
+             spec["project_id"], spec["source"], json.dumps(spec["keywords"], ensure_ascii=False), spec["topic"],
+             now, spec["valid_from"], spec["valid_to"], version, chain_id,
+             int(incumbents[-1]["id"]) if (incumbents and wins) else None,
+             beaten_by, 0 if not wins else 1, None if wins else now,
+             np.asarray(vec, dtype=np.float32).tobytes()),
+        )
+        new_id = int(cur.lastrowid or 0)
+        if chain_id is None:
+            chain_id = new_id
+            self.db.execute("UPDATE memories SET chain_id = ? WHERE id = ?", (chain_id, new_id))
+        self._event(new_id, chain_id, user_id, "created", "system", version=version)
+        if incumbents and wins:
+            for inc in incumbents:
+                self.db.execute(
+                    "UPDATE memories SET is_active = 0, superseded_by = ?, superseded_at = ? WHERE id = ?",
+                    (new_id, now, int(inc["id"])),
+                )
+                self._event(int(inc["id"]), chain_id, user_id, "superseded", "version-rule", by=new_id)
+        elif beaten_by is not None:
+            self._event(new_id, chain_id, user_id, "lost", "version-rule", to=beaten_by)
+        row = self.db.query_one(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (new_id,))
+        assert row is not None
+        return self._row_to_item(row)
+
+    def _set_active(self, id_: int, active: bool, *, event: str, actor: str, user_id: str | None,
+                    **details: Any) -> MemoryItem:
+        item = self.get(id_, user_id=user_id)
+        with self.db.transaction():
+            if active:
+                self.db.execute("UPDATE memories SET is_active = 1, superseded_at = NULL WHERE id = ?", (item.id,))
+            else:
+                self.db.execute(
+                    "UPDATE memories SET is_active = 0, superseded_at = COALESCE(superseded_at, ?) WHERE id = ?",
+                    (_ts(self.clock()), item.id),
+                )
+            self._event(item.id, item.chain_id, item.user_id, event, actor, **details)
+        self._invalidate(item.user_id)
+        return self.get(item.id)
+
+    def deactivate(self, id: int, reason: str, *, actor: str = "user", user_id: str | None = None,
+                   **details: Any) -> MemoryItem:
+        """Mark a memory inactive (kept, never deleted); the reason goes to its event log.
+
+        Raises:
+            NotFoundError: unknown id (or not ``user_id``'s).
+        """
+        return self._set_active(id, False, event="deactivated", actor=actor, user_id=user_id, reason=reason, **details)
+
+    def reactivate(self, id: int, reason: str, *, actor: str = "user", user_id: str | None = None,
+                   **details: Any) -> MemoryItem:
+        """Make an inactive memory active again (e.g. the user chose the older value)."""
+        return self._set_active(id, True, event="reactivated", actor=actor, user_id=user_id, reason=reason, **details)
+
+    def annotate(self, id: int, context: str, *, actor: str = "user", user_id: str | None = None,
+                 **details: Any) -> MemoryItem:
+        """Attach user-provided context to a memory (e.g. "both are true: one is my mother's birthday")."""
+        item = self.get(id, user_id=user_id)
+        context = check_text(context, name="context", owner="MemoryStore.annotate", max_chars=self.max_text_chars)
+        with self.db.transaction():
+            self.db.execute("UPDATE memories SET context = ? WHERE id = ?", (context, item.id))
+            self._event(item.id, item.chain_id, item.user_id, "annotated", actor, context=context, **details)
+        return self.get(item.id)
+
+    def record_event(self, id: int, event: str, *, actor: str, user_id: str | None = None, **details: Any) -> None:
+        """Append an event to a memory's log (used by services, e.g. a contradiction resolution)."""
+        item = self.get(id, user_id=user_id)
+        with self.db.transaction():
+            self._event(item.id, item.chain_id, item.user_id, event, actor, **details)
+
+    # ------------------------------------------------------------------ reads
+    def get(self, id: int, *, user_id: str | None = None) -> MemoryItem:
+        """The memory with this id (active or not).
+
+        Args:
+            id: memory id.
+            user_id: when given, an id owned by another user raises :class:`NotFoundError` too.
+
+        Raises:
+            NotFoundError: unknown id.
+        """
+        if isinstance(id, bool) or not isinstance(id, int | np.integer):
+            raise NotFoundError(f"Memory id must be an int. Got {id!r}.")
+        row = self.db.query_one(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (int(id),))
+        if row is None or (user_id is not None and row["user_id"] != user_id):
+            raise NotFoundError(f"No memory with id {id}" + (f" for user {user_id!r}" if user_id else "") + ".")
+        return self._row_to_item(row)
+
+    def get_many(self, ids: Sequence[int]) -> list[MemoryItem]:
+        """Memories by id, in the given order (unknown ids raise)."""
+        if not ids:
+            return []
+        rows = self.db.query(
+            f"SELECT {_COLUMNS} FROM memories WHERE id IN ({','.join('?' * len(ids))})", [int(i) for i in ids])
+        by_id = {int(r["id"]): r for r in rows}
+        missing = [i for i in ids if int(i) not in by_id]
+        if missing:
+            raise NotFoundError(f"No memories with ids {missing}.")
+        return [self._row_to_item(by_id[int(i)]) for i in ids]
+
+    def history(self, id: int, *, user_id: str | None = None) -> list[MemoryItem]:
+        """The whole version chain of ``id`` (from any member), oldest first."""
+        item = self.get(id, user_id=user_id)
+        rows = self.db.query(
+            f"SELECT {_COLUMNS} FROM memories WHERE chain_id = ? ORDER BY version, id", (item.chain_id,))
+        return [self._row_to_item(r) for r in rows]
+
+    def events(self, id: int, *, user_id: str | None = None, chain: bool = True) -> list[MemoryEvent]:
+        """The audit log of a memory (``chain=True``: of its whole version chain), oldest first."""
+        item = self.get(id, user_id=user_id)
+        if chain:
+            rows = self.db.query("SELECT * FROM memory_events WHERE chain_id = ? OR memory_id = ? ORDER BY id",
+                                 (item.chain_id, item.id))
+        else:
+            rows = self.db.query("SELECT * FROM memory_events WHERE memory_id = ? ORDER BY id", (item.id,))
+        return [
+            MemoryEvent(id=r["id"], memory_id=r["memory_id"], chain_id=r["chain_id"], event=r["event"],
+                        actor=r["actor"], at=datetime.fromisoformat(r["at"]), details=json.loads(r["details"]))
+            for r in rows
+        ]
+
+    def list(
+        self,
+        user_id: str,
+        *,
+        scope: str | None = None,
+        type: str | None = None,
+        key: str | None = None,
+        project_id: str | None = None,
+        include_inactive: bool = False,
+        limit: int | None = None,
+    ) -> list[MemoryItem]:
+        """A user's memories (active only unless ``include_inactive``), oldest first, optionally filtered."""
+        user_id = check_user_id(user_id, owner="MemoryStore.list")
+        where, params = ["user_id = ?"], [user_id]
+        for col, val in (("scope", scope), ("type", type), ("key", key), ("project_id", project_id)):
+            if val is not None:
+                where.append(f"{col} = ?")
+                params.append(val)
+        if not include_inactive:
+            where.append("is_active = 1")
+        sql = f"SELECT {_COLUMNS} FROM memories WHERE {' AND '.join(where)} ORDER BY id"
+        if limit is not None:
+            sql += f" LIMIT {check_positive_int(limit, name='limit', owner='MemoryStore.list')}"
+        return [self._row_to_item(r) for r in self.db.query(sql, params)]
+
+    def iter_all(self, user_id: str, *, include_inactive: bool = False, batch: int = 1000) -> Iterator[MemoryItem]:
+        """Stream a user's memories in id order without loading them all."""
+        last = 0
+        active = "" if include_inactive else " AND is_active = 1"
+        while True:
+            rows = self.db.query(
+                f"SELECT {_COLUMNS} FROM memories WHERE user_id = ? AND id > ?{active} ORDER BY id LIMIT ?",
+                (user_id, last, batch))
+            if not rows:
+                return
+            for r in rows:
+                yield self._row_to_item(r)
+            last = int(rows[-1]["id"])
+
+    def count(self, user_id: str | None = None, *, include_inactive: bool = False) -> int:
+        """Number of memories (of one user, or of all users)."""
+        where, params = [], []
+        if user_id is not None:
+            where.append("user_id = ?")
+            params.append(user_id)
+        if not include_inactive:
+            where.append("is_active = 1")
+        sql = "SELECT COUNT(*) AS n FROM memories" + (f" WHERE {' AND '.join(where)}" if where else "")
+        row = self.db.query_one(sql, params)
+        return int(row["n"]) if row else 0
+
+    def users(self) -> list[str]:
+        """All user ids with at least one memory."""
+        return [r["user_id"] for r in self.db.query("SELECT DISTINCT user_id FROM memories ORDER BY user_id")]
+
+    def vectors(self, ids: Sequence[int]) -> NDArray[np.float32]:
+        """Stored embeddings of ``ids`` (float32, ``(len(ids), dim)``), in order."""
+        if not ids:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        rows = self.db.query(
+            f"SELECT id, embedding FROM memories WHERE id IN ({','.join('?' * len(ids))})", [int(i) for i in ids])
+        by_id = {int(r["id"]): r["embedding"] for r in rows}
+        missing = [i for i in ids if int(i) not in by_id]
+        if missing:
+            raise NotFoundError(f"No memories with ids {missing}.")
+        return np.stack([np.frombuffer(by_id[int(i)], dtype=np.float32) for i in ids])
+
+    def _allowed_ids(self, user_id: str, include_inactive: bool) -> NDArray[np.int64]:
+        key = (user_id, include_inactive)
+        ids = self._user_ids_cache.get(key)
+        if ids is None:
+            active = "" if include_inactive else " AND is_active = 1"
+            rows = self.db.query(f"SELECT id FROM memories WHERE user_id = ?{active} ORDER BY id", (user_id,))
+            ids = np.fromiter((r["id"] for r in rows), dtype=np.int64, count=len(rows))
+            self._user_ids_cache[key] = ids
+        return ids
+
+    def search(
+        self, user_id: str, text: str, k: int = 10, *, include_inactive: bool = False, min_score: float | None = None
+    ) -> list[tuple[MemoryItem, float]]:
+        """The ``k`` memories of ``user_id`` most similar to ``text`` (cosine), best first.
+
+        Raises:
+            InvalidInputError: empty/bad text or k < 1.
+        """
+        user_id = check_user_id(user_id, owner="MemoryStore.search")
+        text = check_text(text, name="text", owner="MemoryStore.search", max_chars=self.max_text_chars)
+        vec = self.embedder.embed([text], mode="query")
+        return self.search_by_vector(user_id, vec[0], k, include_inactive=include_inactive, min_score=min_score)
+
+    def search_by_vector(
+        self,
+        user_id: str,
+        vector: NDArray[np.float32],
+        k: int = 10,
+        *,
+        include_inactive: bool = False,
+        min_score: float | None = None,
+        exclude: Sequence[int] = (),
+    ) -> list[tuple[MemoryItem, float]]:
+        """Like :meth:`search` with a precomputed vector (e.g. a stored memory's own embedding)."""
+        k = check_positive_int(k, name="k", owner="MemoryStore.search")
+        q = as_vectors(vector, self.embedder.dim, name="vector", owner="MemoryStore.search")
+        allowed = self._allowed_ids(user_id, include_inactive)
+        if exclude:
+            allowed = np.setdiff1d(allowed, np.asarray(exclude, dtype=np.int64), assume_unique=True)
+        if len(allowed) == 0:
+            return []
+        scores, ids = self.index.search(q, min(k, len(allowed)), allowed=allowed)
+        hits = [(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
+        if min_score is not None:
+            hits = [(i, s) for i, s in hits if s >= min_score]
+        items = self.get_many([i for i, _ in hits])
+        return [(it, s) for it, (_, s) in zip(items, hits, strict=True)]
+
+    def build_context(
+        self,
+        user_id: str,
+        query: str | None = None,
+        *,
+        project_id: str | None = None,
+        agent_type: str | None = None,
+        types: Sequence[str] | None = None,
+        k: int = 20,
+        lang: str = "it",
+    ) -> str:
+        """Prompt text with the user's **active** memories (superseded items never appear).
+
+        Args:
+            user_id: owner.
+            query: when given, the ``k`` most relevant memories; otherwise the ``k`` most recent.
+            project_id: keep global memories plus this project's (seed 004's ``build_context(project_id, ...)``).
+            agent_type: names the consuming agent in the heading (seed 004).
+            types: keep only these memory types.
+            k: max memories listed.
+            lang: ``it`` or ``en`` heading.
+        """
+        user_id = check_user_id(user_id, owner="MemoryStore.build_context")
+        if query is not None:
+            items = [m for m, _ in self.search(user_id, query, k=max(k * 3, k))]
+        else:
+            items = self.list(user_id)[::-1]
+        if project_id is not None:
+            items = [m for m in items if m.project_id in (None, project_id)]
+        if types is not None:
+            items = [m for m in items if m.type in set(types)]
+        items = [m for m in items if m.is_active][:k]
+        if not items:
+            return ""
+        head = "## MEMORIE DELL'UTENTE" if lang == "it" else "## USER MEMORIES"
+        if agent_type:
+            head += f" ({agent_type})"
+        lines = [head]
+        for m in items:
+            slot = f"[{m.key}] " if m.key else ""
+            extra = f" ({m.context})" if m.context else ""
+            lines.append(f"- {slot}{m.text}{extra}")
+        return "\n".join(lines)
