@@ -33,7 +33,6 @@ from memlab.store import MemoryStore
 __version__ = "0.1.0"
 
 __all__ = [
-    "LLM",
     "BackendError",
     "ConflictType",
     "Contradiction",
@@ -45,6 +44,7 @@ __all__ = [
     "InvalidInputError",
     "Judge",
     "JudgeError",
+    "LLM",
     "LLMError",
     "Label",
     "MemlabError",
@@ -57,6 +57,6 @@ __all__ = [
     "Urgency",
     "VectorIndex",
     "Verdict",
-    "__version__",
     "load_embedder",
+    "__version__",
 ]
