@@ -1,9 +1,35 @@
-"""memlab dashboard (placeholder until the dashboard pages land)."""
+"""memlab dashboard: chats, the notification bell, version histories and eval runs.
+
+Run with ``make dashboard`` (``streamlit run dashboard/app.py``). Pages are thin views over memlab's public API;
+the database and the user are chosen in the sidebar. On first start a demo database is built from a scripted
+Italian/English conversation, so a newcomer sees real data at once.
+"""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import streamlit as st
 
+sys.path.insert(0, str(Path(__file__).parent))
+
+from common import header_with_bell, sidebar  # noqa: E402
+
 st.set_page_config(page_title="memlab", page_icon="🧠", layout="wide")
-st.title("memlab")
-st.write("The dashboard pages are being built. Meanwhile: `make eval` runs the benchmark suite.")
+sidebar()
+header_with_bell()
+
+HERE = Path(__file__).parent / "views"
+nav = st.navigation(
+    {
+        "Assistant": [
+            st.Page(HERE / "chat.py", title="Chat", icon="💬", default=True, url_path="chat"),
+            st.Page(HERE / "chats.py", title="Chats", icon="🗂️", url_path="chats"),
+            st.Page(HERE / "notifications.py", title="Notifications", icon="🔔", url_path="notifications"),
+        ],
+        "Memory": [st.Page(HERE / "memory.py", title="Memory & versions", icon="🧠", url_path="memory")],
+        "Evaluation": [st.Page(HERE / "eval_runs.py", title="Eval runs", icon="📊", url_path="eval")],
+    }
+)
+nav.run()

@@ -26,6 +26,7 @@ from memlab.errors import (
     NotFoundError,
     UnknownComponentError,
 )
+from memlab.judges.registry import load_judge
 from memlab.protocols import LLM, Embedder, Judge, VectorIndex
 from memlab.records import ConflictType, Contradiction, IntegrityResult, Label, MemoryItem, Urgency, Verdict
 from memlab.store import MemoryStore
@@ -58,5 +59,6 @@ __all__ = [
     "VectorIndex",
     "Verdict",
     "load_embedder",
+    "load_judge",
     "__version__",
 ]

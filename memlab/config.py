@@ -39,17 +39,22 @@ class Settings(BaseSettings):
     """Top-N similar memories compared with a new one."""
     integrity_check_exhaustive: bool = False
     """Compare with every active memory of the user instead of the top-N."""
-    similarity_threshold: float | None = Field(0.7, ge=-1.0, le=1.0)
-    """Cosine above which two memories are "similar enough to check", in the seed's (MiniLM) terms.
-    ``None`` uses the embedder's own calibrated candidate threshold."""
+    similarity_threshold: float | None = Field(None, ge=-1.0, le=1.0)
+    """Cosine above which two memories are "similar enough to check" for a contradiction, in the ACTIVE
+    embedder's own cosine scale. ``None`` (default) uses that embedder's calibrated candidate threshold
+    (``embedder.thresholds.candidate``, shipped in ``memlab/embedding/calibration/<name>.json`` and measured by
+    ``memlab calibrate-embedder NAME``), which keeps the seed's meaning whatever the model. The seed's 0.7 was a
+    value for one English model: it is not comparable across embedders (DESIGN §3)."""
 
     # compaction (seed 002)
     summary_window_size: int = Field(30, ge=4)
     """Max turns in a chat's ``assistant_history`` before compaction."""
 
     # components
-    embedder: str = "minilm"
-    """Embedder name (see ``memlab.embedding.available_embedders()``) or ``st:<model path>``."""
+    embedder: str = "e5"
+    """Embedder name (see ``memlab.embedding.available_embedders()``) or ``st:<model path>``. Default ``e5``
+    (multilingual-e5-small, centred; chosen by ``memlab bench embedders``: English MiniLM cannot separate
+    Italian or Chinese statements). ``minilm`` is faster and English-only."""
     judge: str = "default"
     """Judge name: ``default``, ``hf:<model id or path>``, ``llm``."""
     lang: Literal["it", "en"] = "it"

@@ -17,7 +17,7 @@ from memlab.embedding.base import BaseEmbedder
 from memlab.protocols import EmbedMode
 from memlab.records import Label, Verdict
 
-__all__ = ["FakeEmbedder", "ScriptedJudge"]
+__all__ = ["FakeEmbedder", "ScriptedChecker", "ScriptedJudge"]
 
 
 def _norm(text: str) -> str:
@@ -110,3 +110,72 @@ class ScriptedJudge:
                 p = float(self.script.get((a, b), self.script.get((b, a), self.default)))
             out.append(Verdict(Label.CONTRADICTION if p >= 0.5 else Label.NEUTRAL, p, self.name))
         return out
+
+
+class ScriptedChecker:
+    """An integrity checker whose verdicts are scripted (test double for the background agent and the assistant).
+
+    ``check(item)`` compares ``item`` with every other memory of the same user (active or not) and reports
+    a HIGH contradiction for each pair where ``rule(item, other)`` returns a probability >= ``threshold``.
+    The default rule: same ``key`` and a different ``value`` (probability 1.0).
+
+    Args:
+        store: the memory store.
+        rule: ``(item, other) -> probability``.
+        threshold: report at probability >= this.
+        delay_s: sleep this long per check (to script slow checks).
+
+    Example:
+        >>> from memlab.store import MemoryStore
+        >>> store = MemoryStore(":memory:", embedder=FakeEmbedder())
+        >>> a = store.add("u1", "born 12 July", key="born", value="07-12")
+        >>> b = store.add("u1", "born 15 August", key="born", value="08-15")
+        >>> ScriptedChecker(store).check(b).has_contradiction
+        True
+    """
+
+    def __init__(
+        self,
+        store: object,
+        rule: Callable[[object, object], float] | None = None,
+        *,
+        threshold: float = 0.8,
+        delay_s: float = 0.0,
+    ) -> None:
+        self.store = store
+        self.rule = rule
+        self.threshold = threshold
+        self.delay_s = delay_s
+        self.checked: list[int] = []
+
+    @staticmethod
+    def _slot_rule(item: object, other: object) -> float:
+        key_a, key_b = getattr(item, "key", None), getattr(other, "key", None)
+        if key_a is None or key_a != key_b:
+            return 0.0
+        return 1.0 if getattr(item, "value", None) != getattr(other, "value", None) else 0.0
+
+    def check(self, item: object) -> object:
+        """Return an :class:`~memlab.records.IntegrityResult` for ``item`` (no side effects)."""
+        import time
+
+        from memlab.records import ConflictType, Contradiction, IntegrityResult, Urgency
+
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        self.checked.append(item.id)  # type: ignore[attr-defined]
+        rule = self.rule or self._slot_rule
+        others = [m for m in self.store.list(item.user_id, include_inactive=True)  # type: ignore[attr-defined]
+                  if m.id != item.id]  # type: ignore[attr-defined]
+        found = []
+        for o in others:
+            p = float(rule(item, o))
+            if p >= self.threshold:
+                found.append(Contradiction(
+                    memory_id=item.id, other_id=o.id, memory_text=item.text, other_text=o.text,  # type: ignore[attr-defined]
+                    confidence=p, type=ConflictType.OTHER, urgency=Urgency.HIGH,
+                    explanation="scripted", decided_by="scripted"))
+        found.sort(key=lambda c: -c.confidence)
+        return IntegrityResult(item_id=item.id, has_contradiction=bool(found),  # type: ignore[attr-defined]
+                               contradictions=tuple(found), confidence=max((c.confidence for c in found), default=0.0),
+                               n_candidates=len(others))

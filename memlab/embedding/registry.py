@@ -55,3 +55,8 @@ def _register_defaults() -> None:
         from memlab.embedding.sentence_transformers import MiniLMEmbedder
 
         register_embedder("minilm", MiniLMEmbedder)
+    if "e5" not in _FACTORIES:
+        from memlab.embedding.e5 import E5Embedder
+
+        register_embedder("e5", E5Embedder)
+        register_embedder("e5-raw", lambda: E5Embedder(center=False))

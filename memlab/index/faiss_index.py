@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import faiss
@@ -44,6 +45,9 @@ class FaissIndex:
         except RuntimeError as exc:
             raise InvalidInputError(f"Invalid faiss factory string {factory!r}: {exc}") from exc
         self._index = faiss.IndexIDMap2(inner)
+        # add/remove resize faiss' buffers while a search may read them from another thread (the background
+        # agent searches while the chat thread adds): one re-entrant lock per index.
+        self._lock = threading.RLock()
 
     @property
     def dim(self) -> int:
@@ -70,16 +74,18 @@ class FaissIndex:
             raise InvalidInputError(f"FaissIndex.add got {len(ids_arr)} ids for {len(vecs)} vectors.")
         if len(ids_arr) == 0:
             return
-        if len(self):
-            self.remove(ids_arr)
-        self._index.add_with_ids(vecs, ids_arr)
+        with self._lock:
+            if len(self):
+                self.remove(ids_arr)
+            self._index.add_with_ids(vecs, ids_arr)
 
     def remove(self, ids: NDArray[np.int64], /) -> None:
         """Remove ``ids``; unknown ids are ignored."""
         ids_arr = np.ascontiguousarray(np.asarray(ids, dtype=np.int64).reshape(-1))
         if len(ids_arr) and len(self):
             try:
-                self._index.remove_ids(faiss.IDSelectorBatch(ids_arr))
+                with self._lock:
+                    self._index.remove_ids(faiss.IDSelectorBatch(ids_arr))
             except RuntimeError as exc:  # HNSW does not support removal
                 raise BackendError(f"This faiss index ({self.factory}) cannot remove ids: {exc}") from exc
 
@@ -96,27 +102,31 @@ class FaissIndex:
         n = len(q)
         if n == 0 or len(self) == 0 or (allowed is not None and len(allowed) == 0):
             return np.full((n, k), -np.inf, dtype=np.float32), np.full((n, k), -1, dtype=np.int64)
-        if allowed is None:
-            scores, ids = self._index.search(q, k)
-        else:
-            sel = faiss.IDSelectorBatch(np.ascontiguousarray(np.asarray(allowed, dtype=np.int64)))
-            params = _params_for(self.factory, sel)
-            scores, ids = self._index.search(q, k, params=params)
+        with self._lock:
+            if allowed is None:
+                scores, ids = self._index.search(q, k)
+            else:
+                sel = faiss.IDSelectorBatch(np.ascontiguousarray(np.asarray(allowed, dtype=np.int64)))
+                params = _params_for(self.factory, sel)
+                scores, ids = self._index.search(q, k, params=params)
         return np.asarray(scores, dtype=np.float32), np.asarray(ids, dtype=np.int64)
 
     def ids(self) -> NDArray[np.int64]:
         """All ids in the index."""
-        return faiss.vector_to_array(self._index.id_map).astype(np.int64)
+        with self._lock:
+            return faiss.vector_to_array(self._index.id_map).astype(np.int64)
 
     def reconstruct(self, id_: int) -> NDArray[np.float32]:
         """The stored vector of ``id_``."""
-        return np.asarray(self._index.reconstruct(int(id_)), dtype=np.float32)
+        with self._lock:
+            return np.asarray(self._index.reconstruct(int(id_)), dtype=np.float32)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the index atomically (temp file + rename)."""
         path = Path(path)
         tmp = path.with_name(path.name + ".tmp")
-        faiss.write_index(self._index, str(tmp))
+        with self._lock:
+            faiss.write_index(self._index, str(tmp))
         os.replace(tmp, path)
 
     @classmethod
@@ -141,6 +151,7 @@ class FaissIndex:
         obj._dim = int(raw.d)
         obj.factory = factory
         obj._index = raw
+        obj._lock = threading.RLock()
         return obj
 
 

@@ -37,8 +37,9 @@ log = logging.getLogger(__name__)
 
 #: Below this |Δconfidence| the newer keyed item wins; above it, the more confident one.
 CONFIDENCE_TIE = 0.1
-#: Embedder used when a store is built without one.
-DEFAULT_EMBEDDER = "minilm"
+#: Embedder used when a store is built without one: the multilingual e5 (chosen by ``memlab bench embedders``;
+#: the English MiniLM ranks Italian/Chinese memories poorly). Keep in sync with ``Settings.embedder``.
+DEFAULT_EMBEDDER = "e5"
 #: Schema version of the memory tables (mirrored in ``PRAGMA user_version``).
 SCHEMA: list[str] = [
     """
@@ -535,6 +536,14 @@ class MemoryStore:
         with self.db.transaction():
             self.db.execute("UPDATE memories SET context = ? WHERE id = ?", (context, item.id))
             self._event(item.id, item.chain_id, item.user_id, "annotated", actor, context=context, **details)
+        return self.get(item.id)
+
+    def clear_context(self, id: int, *, actor: str = "user", user_id: str | None = None, **details: Any) -> MemoryItem:
+        """Remove the user-provided context of a memory (e.g. when a resolution is undone); logged as an event."""
+        item = self.get(id, user_id=user_id)
+        with self.db.transaction():
+            self.db.execute("UPDATE memories SET context = NULL WHERE id = ?", (item.id,))
+            self._event(item.id, item.chain_id, item.user_id, "context_cleared", actor, previous=item.context, **details)
         return self.get(item.id)
 
     def record_event(self, id: int, event: str, *, actor: str, user_id: str | None = None, **details: Any) -> None:

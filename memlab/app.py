@@ -1,0 +1,139 @@
+"""One composition root: every service of a memlab database, wired the same way for the CLI, notebooks and dashboard.
+
+Example:
+    >>> from memlab.app import open_memlab
+    >>> from memlab.testing import FakeEmbedder, ScriptedJudge
+    >>> lab = open_memlab(":memory:", embedder=FakeEmbedder(), judge=ScriptedJudge())
+    >>> lab.turn("u1", "Abito a Roma").notifications_count
+    0
+    >>> lab.close()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memlab.config import Settings
+from memlab.protocols import LLM, Embedder, Judge
+
+__all__ = ["Memlab", "open_memlab", "stored_embedder_name"]
+
+
+def stored_embedder_name(db_path: str | os.PathLike[str]) -> str | None:
+    """The embedder a database was built with (read-only peek), or None for a new/in-memory database."""
+    path = str(db_path)
+    if path == ":memory:" or not Path(path).exists():
+        return None
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        row = con.execute("SELECT value FROM memlab_meta WHERE key = 'embedder'").fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        con.close()
+    return str(row[0]) if row else None
+
+
+@dataclass
+class Memlab:
+    """The services of one database: store, notifications, chats, integrity checker, background agent, assistant.
+
+    Attributes:
+        store: the :class:`~memlab.store.MemoryStore`.
+        notifications: the :class:`~memlab.notify.NotificationService` on the same file.
+        chats: the :class:`~memlab.chats.ChatStore` on the same file.
+        checker: the :class:`~memlab.integrity.SemanticIntegrityChecker` (None when checks are disabled).
+        agent: the :class:`~memlab.agent.BackgroundAgent` feeding the checker (None when checks are disabled).
+        assistant: the :class:`~memlab.assistant.Assistant` turn flow.
+        settings: the settings everything was built from.
+    """
+
+    store: Any
+    notifications: Any
+    chats: Any
+    checker: Any | None
+    agent: Any | None
+    assistant: Any
+    settings: Settings = field(default_factory=Settings)
+
+    def turn(self, user_id: str, message: str, *, chat_id: str | None = None, wait: bool = True,
+             timeout: float = 300.0) -> Any:
+        """One assistant turn; with ``wait`` the turn's background checks finish before this returns.
+
+        Returns:
+            The :class:`~memlab.assistant.AssistantResponse`; ``notifications_count`` is the badge after the checks.
+        """
+        return asyncio.run(self._turn(user_id, message, chat_id=chat_id, wait=wait, timeout=timeout))
+
+    async def _turn(self, user_id: str, message: str, *, chat_id: str | None, wait: bool, timeout: float) -> Any:
+        if self.agent is not None and wait:
+            await self.agent.start()
+        try:
+            resp = await asyncio.to_thread(self.assistant.respond, user_id, message, chat_id=chat_id)
+            if self.agent is not None and wait:
+                await self.agent.wait_idle(resp.job_ids, timeout=timeout)
+        finally:
+            if self.agent is not None and wait:
+                await self.agent.stop()
+        return resp.model_copy(update={"notifications_count": self.notifications.count(user_id)})
+
+    def close(self) -> None:
+        """Close the database (and write the FAISS cache)."""
+        self.store.close()
+
+
+def open_memlab(
+    path: str | os.PathLike[str],
+    *,
+    settings: Settings | None = None,
+    embedder: Embedder | str | None = None,
+    judge: Judge | str | None = None,
+    llm: LLM | None = None,
+    lang: str | None = None,
+    checks: bool = True,
+) -> Memlab:
+    """Open (or create) a memlab database with every service wired.
+
+    Args:
+        path: SQLite file (``":memory:"`` for a throw-away one).
+        settings: defaults to ``Settings()`` (reads ``MEMLAB_*``; build it once, at the edge).
+        embedder: an Embedder or a name; default: the embedder the database was built with, else ``settings.embedder``.
+        judge: a Judge or a name for :func:`memlab.judges.load_judge`; default ``settings.judge``.
+        llm: a chat model; default: ``settings.llm_backend`` (none → the explicit "no model" marker).
+        lang: language of user-facing texts; default ``settings.lang``.
+        checks: run integrity checks in the background agent (False: ingestion only).
+    """
+    from memlab.agent import BackgroundAgent
+    from memlab.assistant import Assistant
+    from memlab.chats import ChatStore
+    from memlab.embedding import load_embedder
+    from memlab.notify import NotificationService
+    from memlab.store import MemoryStore
+
+    settings = settings or Settings()
+    if embedder is None or isinstance(embedder, str):
+        embedder = load_embedder(embedder or stored_embedder_name(path) or settings.embedder)
+    store = MemoryStore(path, embedder=embedder, max_text_chars=settings.max_text_chars)
+    notifications = NotificationService(store)
+    chats = ChatStore(store, summary_window_size=settings.summary_window_size)
+    checker = agent = None
+    if checks:
+        from memlab.integrity import SemanticIntegrityChecker
+        from memlab.judges import load_judge
+
+        judge_obj = load_judge(judge or settings.judge) if judge is None or isinstance(judge, str) else judge
+        checker = SemanticIntegrityChecker(store, judge_obj, settings)
+        agent = BackgroundAgent(store, checker, notifications)
+    if llm is None and settings.llm_backend != "none":
+        from memlab.llm import load_llm
+
+        llm = load_llm(settings)
+    assistant = Assistant(store, notifications=notifications, agent=agent, llm=llm, chats=chats,
+                          lang=lang or settings.lang)
+    return Memlab(store=store, notifications=notifications, chats=chats, checker=checker, agent=agent,
+                  assistant=assistant, settings=settings)

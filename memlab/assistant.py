@@ -1,0 +1,505 @@
+"""The :class:`Assistant`: one user turn, end to end (seed 000 §6.4–6.5, DESIGN §1.4 and §1.4b).
+
+For a user message:
+
+1. If it answers an open contradiction ("A", "la prima", "C: uno è il compleanno di mia madre", ...), the
+   answer is applied (:meth:`memlab.notify.NotificationService.resolve`) and confirmed; if it answers a
+   MEDIUM offer ("sì"/"no"), the notification is shown or left in the bell. Such answers are not stored as
+   memories and need no model call.
+2. Otherwise, the pending notifications are collected **first** (so a check finished during this turn is
+   shown in the next one, as in the seed) and planned by urgency (:func:`memlab.notify.plan_turn`, with the
+   fatigue rule).
+3. The message goes through fact extraction into the memory store (an :class:`Ingestor`); this never waits
+   for a check.
+4. An integrity check of every new memory is enqueued on the :class:`~memlab.agent.BackgroundAgent`.
+5. The reply comes from the configured LLM; with none, the reply part is the explicit marker
+   ``(nessun modello configurato)``. The model sees (§1.4b): the system prompt, the ``format_for_prompt``
+   block of the conversation memory, ``build_context`` (the user's active memories relevant to the
+   message), the chat's ``assistant_history`` (never ``full_history``), then the message.
+6. The response is ``HIGH block + reply + MEDIUM offer``; :class:`AssistantResponse` also carries
+   ``notifications_count`` (the bell badge) and ``high_urgency_notifications``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memlab._validation import check_text, check_user_id
+from memlab.errors import InvalidInputError, MemlabError
+from memlab.notify import (
+    Notification,
+    NotificationService,
+    NotificationType,
+    declined_text,
+    format_high_block,
+    format_notification,
+    format_resolution,
+    medium_offer,
+    parse_choice,
+    parse_yes_no,
+    plan_turn,
+)
+from memlab.protocols import LLM
+from memlab.records import Urgency
+from memlab.store.memory import MemoryStore
+
+__all__ = [
+    "NO_MODEL_MARKER",
+    "Assistant",
+    "AssistantResponse",
+    "ConversationIngestor",
+    "Ingestor",
+    "IngestResult",
+    "SentenceIngestor",
+    "default_ingestor",
+]
+
+log = logging.getLogger(__name__)
+
+#: The reply part when no LLM is configured: explicit, never invented text.
+NO_MODEL_MARKER = {"it": "(nessun modello configurato)", "en": "(no model configured)"}
+_LLM_FAILED = {"it": "(il modello non ha risposto: {err})", "en": "(the model did not answer: {err})"}
+#: Longest user message accepted by a turn (characters).
+MAX_MESSAGE_CHARS = 100_000
+
+DEFAULT_SYSTEM_PROMPT = {
+    "it": (
+        "Sei un assistente personale con memoria a lungo termine. Usa le informazioni raccolte sull'utente "
+        "invece di chiederle di nuovo. Se un'informazione è incerta o in conflitto, chiedi; non inventare."
+    ),
+    "en": (
+        "You are a personal assistant with long-term memory. Use what you already know about the user instead "
+        "of asking again. If something is uncertain or conflicting, ask; never invent."
+    ),
+}
+
+
+class IngestResult(BaseModel):
+    """What one ingestion step stored.
+
+    Attributes:
+        memory_ids: ids of the memories written for this message (new or new versions).
+        fatigue: the user's fatigue score after this message, when the extractor tracks it.
+        prompt_block: the conversation-memory block for the prompt (``format_for_prompt``), if any.
+        extractor: name of the extraction step used.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    memory_ids: list[int] = Field(default_factory=list)
+    fatigue: float | None = None
+    prompt_block: str = ""
+    extractor: str = ""
+
+
+@runtime_checkable
+class Ingestor(Protocol):
+    """The fact-extraction step of a turn: message in, stored memories out (never runs checks)."""
+
+    def ingest(self, user_id: str, conversation_id: str, message: str, *, turn: int | None = None) -> IngestResult:
+        """Extract facts from ``message`` and store them as memories of ``user_id``."""
+        ...
+
+    def state(self, user_id: str, conversation_id: str) -> IngestResult:
+        """The current fatigue and prompt block of a conversation, without ingesting anything."""
+        ...
+
+
+_SENT_SPLIT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+
+
+class SentenceIngestor:
+    """Fallback extraction: every assertive sentence of the message becomes a plain memory.
+
+    Questions and one-word sentences ("ciao", "ok") are skipped; a sentence already stored (same text, active) is not
+    stored again. Used when :mod:`memlab.extraction` is not available; it tracks no fatigue.
+
+    Args:
+        store: the memory store.
+    """
+
+    name = "sentences"
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+
+    def _sentences(self, message: str) -> list[str]:
+        out = []
+        for s in _SENT_SPLIT.split(message):
+            s = s.strip()
+            if not s or s.endswith(("?", "？")):
+                continue
+            cjk = any("\u3040" <= ch <= "\u9fff" for ch in s)
+            if (cjk and len(s) < 3) or (not cjk and len(s.split()) < 2):
+                continue  # greetings and one-word answers ("ciao", "ok") are not facts
+            out.append(s[: self.store.max_text_chars])
+        return out
+
+    def ingest(self, user_id: str, conversation_id: str, message: str, *, turn: int | None = None) -> IngestResult:
+        """Store the message's assertive sentences (see the class docstring)."""
+        known = {m.text for m in self.store.list(user_id)}
+        source = f"conv:{conversation_id}" + (f"/msg:{turn}" if turn is not None else "")
+        items = []
+        for s in self._sentences(message):
+            if s in known:
+                continue
+            known.add(s)
+            items.append({"text": s, "source": source})
+        stored = self.store.add_many(user_id, items) if items else []
+        return IngestResult(memory_ids=[m.id for m in stored], extractor=self.name)
+
+    def state(self, user_id: str, conversation_id: str) -> IngestResult:
+        """No conversation state is tracked by this fallback."""
+        return IngestResult(extractor=self.name)
+
+
+def default_ingestor(store: MemoryStore, *, lang: str = "it", llm: LLM | None = None) -> Ingestor:
+    """The best available extraction step: :mod:`memlab.extraction` when installed, else :class:`SentenceIngestor`."""
+    try:
+        return ConversationIngestor(store, lang=lang, llm=llm)
+    except ImportError:
+        log.info("assistant: memlab.extraction is not available; storing plain sentences")
+        return SentenceIngestor(store)
+
+
+class ConversationIngestor:
+    """Extraction through :mod:`memlab.extraction`: one ``ConversationMemoryService`` per user.
+
+    Facts go to the store (keyed when they fill a slot, so the version rule applies) with provenance
+    ``conv:<conversation id>/msg:<n>``; the conversation memory gives the fatigue score and the
+    ``format_for_prompt`` block.
+
+    Args:
+        store: the memory store.
+        lang: language of the prompt block.
+        llm: when given, the LLM extractor (with its rule fallback) is used; otherwise the rule extractor.
+        extractor: an explicit extractor (overrides ``llm``).
+
+    Raises:
+        ImportError: :mod:`memlab.extraction` is not available.
+    """
+
+    name = "extraction"
+
+    def __init__(self, store: MemoryStore, *, lang: str = "it", llm: LLM | None = None,
+                 extractor: Any | None = None) -> None:
+        from memlab.extraction import ConversationMemoryService, format_for_prompt, load_extractor
+
+        self.store = store
+        self.lang = lang
+        self._service_cls = ConversationMemoryService
+        self._format = format_for_prompt
+        self.extractor = extractor if extractor is not None else load_extractor(llm=llm, lang=lang)
+        self._services: dict[str, Any] = {}
+
+    def _service(self, user_id: str) -> Any:
+        svc = self._services.get(user_id)
+        if svc is None:
+            svc = self._service_cls(self.store, self.extractor, user_id=user_id)
+            self._services[user_id] = svc
+        return svc
+
+    def ingest(self, user_id: str, conversation_id: str, message: str, *, turn: int | None = None) -> IngestResult:
+        """Run the extractor on ``message``; return the memories it wrote, the fatigue and the prompt block."""
+        res = self._service(user_id).update_after_user_message(conversation_id, message)
+        return IngestResult(memory_ids=[m.id for m in res.memories], fatigue=float(res.memory.fatigue),
+                            prompt_block=self._format(res.memory, self.lang), extractor=self.name)
+
+    def state(self, user_id: str, conversation_id: str) -> IngestResult:
+        """Fatigue and prompt block of the conversation (empty for a new conversation)."""
+        from memlab.errors import NotFoundError
+
+        try:
+            mem = self._service(user_id).get(conversation_id)
+        except NotFoundError:
+            return IngestResult(extractor=self.name)
+        return IngestResult(fatigue=float(mem.fatigue), prompt_block=self._format(mem, self.lang),
+                            extractor=self.name)
+
+
+class AssistantResponse(BaseModel):
+    """The result of one turn.
+
+    Attributes:
+        response: what the user sees: HIGH block, then the reply, then the MEDIUM offer.
+        notifications_count: the bell badge after the turn (pending notifications of this user).
+        high_urgency_notifications: the HIGH notifications shown in this turn (``Notification.to_dict()``).
+        reply: the model's reply (or the no-model marker); None when the turn was an answer to a notification.
+        medium_offer: the MEDIUM notification offered after the reply, if any.
+        resolved: the notification resolved by this message, if it was an answer.
+        memory_ids: memories stored from this message.
+        job_ids: background checks enqueued for them.
+        chat_id: the chat the turn was appended to.
+        llm_error: the model's error, when it failed (the turn still completes).
+        kind: ``chat``, ``resolution``, ``offer_shown`` or ``offer_declined``.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    response: str
+    notifications_count: int
+    high_urgency_notifications: list[dict[str, Any]] = Field(default_factory=list)
+    reply: str | None = None
+    medium_offer: dict[str, Any] | None = None
+    resolved: dict[str, Any] | None = None
+    memory_ids: list[int] = Field(default_factory=list)
+    job_ids: list[int] = Field(default_factory=list)
+    chat_id: str | None = None
+    llm_error: str | None = None
+    kind: Literal["chat", "resolution", "offer_shown", "offer_declined"] = "chat"
+
+
+class _Scheduler(Protocol):
+    def process_new_knowledge(self, user_id: str, memory_id: int) -> int: ...
+
+
+class Assistant:
+    """Runs the turn flow over a memory store, notifications, the background agent and an optional LLM.
+
+    Args:
+        store: the memory store.
+        notifications: the notification service (default: one on ``store``).
+        agent: where integrity checks are enqueued (a :class:`~memlab.agent.BackgroundAgent`); None: no checks.
+        ingestor: the fact-extraction step (default: :func:`default_ingestor`).
+        llm: any :class:`~memlab.protocols.LLM`; None: the reply is :data:`NO_MODEL_MARKER`.
+        chats: a :class:`memlab.chats.ChatStore`; when given, turns are appended to the user's chat and the
+            model sees its ``assistant_history``.
+        system_prompt: the model's system prompt (default: a short one in ``lang``).
+        lang: ``it`` (default) or ``en``: notification texts, markers, prompt headings.
+        project_id: passed to ``build_context`` (global memories plus this project's).
+        agent_type: passed to ``build_context`` (names the consuming agent).
+        context_k: memories listed by ``build_context``.
+        max_high_per_turn: HIGH notifications shown per turn (1 when the user is fatigued).
+
+    Example:
+        >>> from memlab.store import MemoryStore
+        >>> from memlab.testing import FakeEmbedder
+        >>> a = Assistant(MemoryStore(":memory:", embedder=FakeEmbedder()))
+        >>> r = a.respond("u1", "Abito a Roma.")
+        >>> r.response, r.notifications_count, len(r.memory_ids)
+        ('(nessun modello configurato)', 0, 1)
+    """
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        notifications: NotificationService | None = None,
+        agent: _Scheduler | None = None,
+        ingestor: Ingestor | None = None,
+        llm: LLM | None = None,
+        chats: Any | None = None,
+        system_prompt: str | None = None,
+        lang: str = "it",
+        project_id: str | None = None,
+        agent_type: str | None = "assistant",
+        context_k: int = 20,
+        max_high_per_turn: int = 3,
+    ) -> None:
+        if lang not in NO_MODEL_MARKER:
+            raise InvalidInputError(f"The 'lang' parameter of Assistant must be one of {sorted(NO_MODEL_MARKER)}. "
+                                    f"Got {lang!r} instead.")
+        self.store = store
+        self.notifications = notifications or NotificationService(store)
+        self.agent = agent
+        self.ingestor = ingestor if ingestor is not None else default_ingestor(store, lang=lang, llm=llm)
+        self.llm = llm
+        self.chats = chats
+        self.system_prompt = system_prompt or DEFAULT_SYSTEM_PROMPT[lang]
+        self.lang = lang
+        self.project_id = project_id
+        self.agent_type = agent_type
+        self.context_k = context_k
+        self.max_high_per_turn = max_high_per_turn
+
+    # ------------------------------------------------------------------ helpers
+    def _chat_id(self, user_id: str, chat_id: str | None) -> str | None:
+        if self.chats is None:
+            return chat_id
+        if chat_id is not None:
+            self.chats.get(chat_id, user_id=user_id)  # NotFoundError for another user's chat
+            return chat_id
+        existing = self.chats.list(user_id)
+        if existing:
+            return str(existing[0].id)
+        return str(self.chats.create(user_id).id)
+
+    def _conversation_id(self, user_id: str, chat_id: str | None) -> str:
+        return chat_id if chat_id is not None else f"{user_id}:default"
+
+    def _history(self, user_id: str, chat_id: str | None) -> list[dict[str, Any]]:
+        if self.chats is None or chat_id is None:
+            return []
+        turns = self.chats.history_for_model(chat_id, user_id=user_id)
+        out = []
+        for t in turns:
+            text = "\n".join(str(p.get("text", "")) for p in t.get("parts", []) if p.get("text"))
+            if text:
+                out.append({"role": "assistant" if t.get("role") == "model" else "user", "content": text})
+        return out
+
+    def _append(self, user_id: str, chat_id: str | None, message: str, response: str) -> None:
+        if self.chats is None or chat_id is None:
+            return
+        self.chats.append(chat_id, [
+            {"role": "user", "parts": [{"text": message}]},
+            {"role": "model", "parts": [{"text": response}]},
+        ], user_id=user_id)
+
+    def compose_messages(
+        self, user_id: str, message: str, *, chat_id: str | None = None, prompt_block: str = ""
+    ) -> list[dict[str, Any]]:
+        """What the model sees for ``message`` (DESIGN §1.4b): system prompt + conversation-memory block +
+        ``build_context`` in one system message, then ``assistant_history``, then the message."""
+        ctx = self.store.build_context(user_id, message, project_id=self.project_id, agent_type=self.agent_type,
+                                       k=self.context_k, lang=self.lang)
+        system = "\n\n".join(p for p in (self.system_prompt, prompt_block.strip(), ctx) if p)
+        return [{"role": "system", "content": system}, *self._history(user_id, chat_id),
+                {"role": "user", "content": message}]
+
+    def _open_shown_contradictions(self, user_id: str) -> list[Notification]:
+        return [n for n in self.notifications.pending(user_id, type=NotificationType.CONTRADICTION)
+                if n.shown_at is not None]
+
+    def _offered(self, user_id: str) -> Notification | None:
+        offered = [n for n in self.notifications.pending(user_id)
+                   if n.offered_at is not None and n.shown_at is None and n.declined_at is None]
+        return max(offered, key=lambda n: n.offered_at) if offered else None  # type: ignore[arg-type,return-value]
+
+    # ------------------------------------------------------------------ the turn
+    def respond(self, user_id: str, message: str, *, chat_id: str | None = None) -> AssistantResponse:
+        """Run one turn for ``user_id`` (see the module docstring for the flow).
+
+        Raises:
+            InvalidInputError: empty message, control characters, or longer than 100,000 characters.
+                Nothing is stored.
+            NotFoundError: ``chat_id`` is unknown or another user's.
+        """
+        owner = "Assistant.respond"
+        user_id = check_user_id(user_id, owner=owner)
+        message = check_text(message, name="message", owner=owner, max_chars=MAX_MESSAGE_CHARS)
+        chat_id = self._chat_id(user_id, chat_id)
+        conv = self._conversation_id(user_id, chat_id)
+
+        special = self._answer(user_id, message, chat_id)
+        if special is not None:
+            return special
+        # an offer not answered by this message has expired: it stays in the bell, it is not offered again
+        stale = self._offered(user_id)
+        if stale is not None:
+            self.notifications.mark_declined(stale.id, user_id=user_id, expired=True)
+
+        # 1. pending notifications first (a check finishing during this turn shows up in the next one)
+        pending = self.notifications.pending(user_id)
+        state = self._safe_state(user_id, conv)
+        fatigue = state.fatigue or 0.0
+
+        # 2. extraction into the store (never waits for checks)
+        n_turn = None
+        if self.chats is not None and chat_id is not None:
+            n_turn = len(self.chats.get(chat_id, user_id=user_id).full_history)
+        ingest = self.ingestor.ingest(user_id, conv, message, turn=n_turn)
+        if ingest.fatigue is not None:
+            fatigue = ingest.fatigue
+        plan = plan_turn(pending, fatigue=fatigue, max_high=self.max_high_per_turn)
+
+        # 3. background checks for every new memory
+        job_ids: list[int] = []
+        if self.agent is not None:
+            for mid in ingest.memory_ids:
+                job_ids.append(self.agent.process_new_knowledge(user_id, mid))
+
+        # 4. the reply
+        reply, llm_error = self._reply(user_id, message, chat_id, ingest.prompt_block or state.prompt_block)
+
+        # 5. assemble: HIGH block before, MEDIUM offer after
+        high_block = format_high_block(plan.high, self.lang)
+        shown = [self.notifications.mark_shown(n.id, user_id=user_id) for n in plan.high]
+        parts = [p for p in (high_block, reply) if p]
+        offer = None
+        if plan.offer is not None:
+            offer = self.notifications.mark_offered(plan.offer.id, user_id=user_id)
+            parts.append(medium_offer(self.lang))
+        response = "\n\n".join(parts)
+        self._append(user_id, chat_id, message, response)
+        return AssistantResponse(
+            response=response,
+            notifications_count=self.notifications.count(user_id),
+            high_urgency_notifications=[n.to_dict() for n in shown],
+            reply=reply,
+            medium_offer=offer.to_dict() if offer else None,
+            memory_ids=list(ingest.memory_ids),
+            job_ids=job_ids,
+            chat_id=chat_id,
+            llm_error=llm_error,
+        )
+
+    def _safe_state(self, user_id: str, conv: str) -> Any:
+        try:
+            return self.ingestor.state(user_id, conv)
+        except (MemlabError, AttributeError) as exc:
+            log.debug("assistant: no conversation state (%s)", exc)
+            return IngestResult()
+
+    def _reply(self, user_id: str, message: str, chat_id: str | None, prompt_block: str) -> tuple[str, str | None]:
+        if self.llm is None:
+            return NO_MODEL_MARKER[self.lang], None
+        messages = self.compose_messages(user_id, message, chat_id=chat_id, prompt_block=prompt_block)
+        try:
+            return self.llm.chat(messages), None
+        except MemlabError as exc:  # the turn completes: notifications and memories must not be lost
+            log.warning("assistant: the LLM failed: %s", exc)
+            err = f"{type(exc).__name__}: {exc}"
+            return _LLM_FAILED[self.lang].format(err=err), err
+
+    def _answer(self, user_id: str, message: str, chat_id: str | None) -> AssistantResponse | None:
+        """Handle a message that answers a contradiction or a MEDIUM offer; None if it is a normal message."""
+        open_shown = self._open_shown_contradictions(user_id)
+        if open_shown:
+            parsed = parse_choice(message)
+            if parsed is not None:
+                choice, note, ref = parsed
+                target = None
+                if ref is not None:
+                    target = next((n for n in open_shown if n.id == ref), None)
+                    if target is None:
+                        return None  # not an open contradiction of this user: an ordinary message
+                else:
+                    target = min(open_shown, key=lambda n: n.id)
+                resolved = self.notifications.resolve(target.id, choice, note, user_id=user_id)
+                text = format_resolution(resolved, self.lang)
+                rest = [n for n in self.notifications.pending(user_id)
+                        if n.urgency is Urgency.HIGH and n.shown_at is None]
+                plan = plan_turn(rest, fatigue=self._safe_state(user_id, self._conversation_id(user_id, chat_id))
+                                 .fatigue or 0.0, max_high=self.max_high_per_turn)
+                shown = [self.notifications.mark_shown(n.id, user_id=user_id) for n in plan.high]
+                response = "\n\n".join(p for p in (text, format_high_block(plan.high, self.lang)) if p)
+                self._append(user_id, chat_id, message, response)
+                return AssistantResponse(
+                    response=response, notifications_count=self.notifications.count(user_id),
+                    high_urgency_notifications=[n.to_dict() for n in shown], resolved=resolved.to_dict(),
+                    chat_id=chat_id, kind="resolution")
+        offered = self._offered(user_id)
+        if offered is not None:
+            yes = parse_yes_no(message)
+            if yes is True:
+                n = self.notifications.mark_shown(offered.id, user_id=user_id)
+                response = format_notification(n, self.lang)
+                self._append(user_id, chat_id, message, response)
+                return AssistantResponse(
+                    response=response, notifications_count=self.notifications.count(user_id),
+                    high_urgency_notifications=[], chat_id=chat_id, kind="offer_shown",
+                    medium_offer=n.to_dict())
+            if yes is False:
+                # declined: it stays in the bell and is not offered again
+                response = declined_text(self.lang)
+                self.notifications.mark_declined(offered.id, user_id=user_id)
+                self._append(user_id, chat_id, message, response)
+                return AssistantResponse(
+                    response=response, notifications_count=self.notifications.count(user_id),
+                    chat_id=chat_id, kind="offer_declined")
+        return None

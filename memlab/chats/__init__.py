@@ -1,0 +1,48 @@
+"""Chats and compaction (DESIGN §1.5, issue 8).
+
+* :class:`ChatStore`: user-scoped chats in the memory store's SQLite file; ``full_history`` for the UI,
+  ``assistant_history`` (at most 30 turns, a summary turn at the head once compacted) for the model; a
+  chat-level ``summary_text`` + ``summary_embedding`` and a title derived from it.
+* :class:`Summarizer` protocol with :class:`ExtractiveSummarizer` (offline default) and
+  :class:`LLMSummarizer`.
+* Natural-language chat switch: :meth:`ChatStore.search` returns a :class:`ChatSwitch`.
+
+Example:
+    >>> from memlab.store import MemoryStore
+    >>> from memlab.testing import FakeEmbedder
+    >>> chats = ChatStore(MemoryStore(":memory:", embedder=FakeEmbedder()))
+    >>> chat = chats.create("u1", turns=[{"role": "user", "parts": [{"text": "Parto per Tokyo il 3 maggio."}]}])
+    >>> chat.summary_text
+    'Parto per Tokyo il 3 maggio.'
+"""
+
+from __future__ import annotations
+
+from memlab.chats.store import SUMMARY_WINDOW_SIZE, Chat, ChatStore, make_title, validate_turns
+from memlab.chats.summarize import (
+    ExtractiveSummarizer,
+    LLMSummarizer,
+    Passage,
+    Summarizer,
+    Summary,
+    SummarySentence,
+    split_sentences,
+)
+from memlab.chats.switch import ChatSwitch, strip_switch_phrase
+
+__all__ = [
+    "Chat",
+    "ChatStore",
+    "ChatSwitch",
+    "ExtractiveSummarizer",
+    "LLMSummarizer",
+    "Passage",
+    "SUMMARY_WINDOW_SIZE",
+    "Summarizer",
+    "Summary",
+    "SummarySentence",
+    "make_title",
+    "split_sentences",
+    "strip_switch_phrase",
+    "validate_turns",
+]

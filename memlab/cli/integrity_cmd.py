@@ -1,0 +1,113 @@
+"""``memlab eval integrity`` (memory-level contradiction detection) and ``memlab bench integrity``."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(groups: dict[str, Any]) -> None:
+    """Add ``eval integrity`` and ``bench integrity`` to the parser."""
+    p = groups["eval"].add_parser(
+        "integrity", help="memory-level contradiction detection on whole dialogues/profiles (issue 5)")
+    p.add_argument("--dataset", required=True, choices=["decode", "cdconv", "ci_tod", "kvpi"])
+    p.add_argument("--split", default=None, help="decode: human-bot|rct; others: test (default), dev, train")
+    p.add_argument("--data-dir", default=None, help="another copy of the dataset files")
+    p.add_argument("--judge", default="default",
+                   help="judge name for load_judge (default), or 'none' to run the entities+patterns levels alone")
+    p.add_argument("--levels", default=None, help="comma-separated subset of entities,patterns,judge")
+    p.add_argument("--embedder", default="minilm", help="embedder name (default minilm); 'fake' only with --exhaustive (vectors unused)")
+    p.add_argument("--similarity-threshold", type=float, default=None,
+                   help="candidate cosine threshold (default: Settings; 'embedder' calibration when unset there)")
+    p.add_argument("--confidence-threshold", type=float, default=None, help="report at confidence >= this (0.8)")
+    p.add_argument("--exhaustive", action="store_true", help="compare with every memory (not only candidates)")
+    p.add_argument("--lang", default=None, choices=["it", "en"], help="language of the explanations")
+    p.add_argument("--limit", type=int, default=None, help="seeded sample of N dialogues/profiles")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=None, help="run directory (default runs/<ts>_integrity_<id>)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch and FAISS (OpenMP) threads (on a shared, loaded machine 1 is often much faster than 2)")
+    p.set_defaults(func=_eval)
+
+    b = groups["bench"].add_parser("integrity", help="per-stage latency of the integrity check; FAISS index choice")
+    b.add_argument("--memories", type=int, default=10_000, help="memories in the store (default 10000)")
+    b.add_argument("--queries", type=int, default=200, help="checked items / FAISS queries (default 200)")
+    b.add_argument("--judge", default="default", help="judge for the judge stage ('none' to skip it)")
+    b.add_argument("--embedder", default="minilm")
+    b.add_argument("--store-limit", type=int, default=20_000,
+                   help="above this N the real-store stages use this many memories and the FAISS stage uses "
+                        "random unit vectors at full N (said in the output)")
+    b.add_argument("--indexes", default="Flat,HNSW32,IVF1024",
+                   help="FAISS factories compared on random unit vectors (recall@10 vs exact)")
+    b.add_argument("--large-indexes", default=None,
+                   help="FAISS factories for the random set at full N (default: --indexes)")
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--out", default=None, help="write bench.json + bench.md here")
+    b.add_argument("--threads", type=int, default=None, help="torch and FAISS (OpenMP) threads")
+    b.set_defaults(func=_bench)
+
+
+def _set_threads(n: int | None) -> None:
+    if n is not None:
+        import faiss
+        import torch
+
+        torch.set_num_threads(max(1, n))
+        faiss.omp_set_num_threads(max(1, n))
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if args.similarity_threshold is not None:
+        out["similarity_threshold"] = args.similarity_threshold
+    if args.confidence_threshold is not None:
+        out["confidence_threshold"] = args.confidence_threshold
+    if args.exhaustive:
+        out["exhaustive"] = True
+    if args.lang is not None:
+        out["lang"] = args.lang
+    return out
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from memlab.config import Settings
+    from memlab.eval.integrity import evaluate_integrity
+
+    _set_threads(args.threads)
+    levels = [x.strip() for x in args.levels.split(",")] if args.levels else None
+    run = evaluate_integrity(
+        args.dataset, args.split, judge=args.judge, levels=levels, embedder=args.embedder, data_dir=args.data_dir,
+        limit=args.limit, seed=args.seed, out_dir=args.out, settings=Settings(), command=shlex.join(sys.argv),
+        **_overrides(args))
+    print(run.to_markdown())
+    m = run.metrics
+    rows = [("units", run.spec.n), ("f1 (contradiction)", m["contradiction"]["f1"]),
+            ("precision", m["contradiction"]["precision"]), ("recall", m["contradiction"]["recall"]),
+            ("false_contradiction_rate", m.get("false_contradiction_rate")),
+            ("evidence_accuracy", m.get("evidence_accuracy")), ("units/s", m.get("units_per_second")),
+            ("mean candidates", m.get("mean_candidates"))]
+    print("\n| metric | value |\n|---|---|")
+    for k, v in rows:
+        print(f"| {k} | {v:.3f} |" if isinstance(v, float) else f"| {k} | {v} |")
+    print("\n| level (top decision) | units | predicted | tp | fp |\n|---|---|---|---|---|")
+    for lvl, s in sorted(run.per_level.get("top", {}).items()):
+        print(f"| {lvl} | {s['n']} | {s['predicted_contradiction']} | {s['tp']} | {s['fp']} |")
+    print(f"\nrun written to {run.path}")
+    return 0 if run.status == "ok" else 1
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from memlab.bench.integrity import run_integrity_bench
+
+    _set_threads(args.threads)
+    result = run_integrity_bench(
+        n=args.memories, n_queries=args.queries, judge=args.judge, embedder=args.embedder,
+        store_limit=args.store_limit, indexes=[x.strip() for x in args.indexes.split(",") if x.strip()],
+        large_indexes=[x.strip() for x in args.large_indexes.split(",") if x.strip()] if args.large_indexes else None,
+        seed=args.seed, out=args.out)
+    print(result.to_markdown())
+    return 0

@@ -1,0 +1,877 @@
+"""Per-embedder calibration of similarity thresholds, and the candidate-stage benchmark used to pick the default.
+
+Why: a cosine of 0.7 means different things for different models (DESIGN §3: MiniLM scores the seed's Italian
+birthday pair 0.54, multilingual-e5 0.93 with unrelated pairs at 0.80-0.86). So each embedder carries its own
+*candidate* threshold ("similar enough to check for a contradiction") and *chat-search* threshold, measured on
+labelled data and shipped as ``memlab/embedding/calibration/<name>.json``.
+
+How the candidate threshold is chosen (:func:`calibrate_embedder`), from train/dev splits only:
+
+* **related** pairs: true contradiction pairs about one subject: SNLI dev contradictions (English; GU-DNLI's
+  pairs are a 5-turn transcript vs a hypothesis, not two statements, so they are left out), RTE3-ITA dev "not entailed" pairs (Italian; the set has no separate contradiction label), OCNLI
+  train.10k contradictions and CDConv train history contradictions (bot turn ``b1`` vs ``b2``, label 3) (Chinese).
+* **unrelated** pairs: statements about the same person or in the same voice, on different topics: two persona
+  facts of one MSC speaker (LoCoMo's ``msc_personas_all.json``, train part), GU-DNLI hypotheses about a speaker
+  from different dialogues (English); RTE3-ITA hypotheses of different rows (Italian); OCNLI hypotheses of
+  different premises and CDConv bot turns of different dialogues (Chinese).
+* per language, the threshold is the largest value that keeps the recall of related pairs >= ``recall_target``
+  (default 0.95); that value also minimises the share of unrelated pairs passing, which only falls as the
+  threshold rises. Per-language values ship in ``by_language``; :func:`candidate_threshold` picks the one of a
+  text's detected language (:mod:`memlab.lang`). The shipped ``candidate`` is the minimum over languages, the
+  safe value when the language is unknown.
+* the chat-search threshold is chosen the same way for *query -> passage* similarity (``query:`` side = what the
+  user types) over all same-topic pairs, with ``chat_recall_target`` (default 0.90).
+
+:func:`bench_candidates` measures the candidate stage on splits that calibration never saw (SNLI test, DECODE
+Human-Bot, GU-DNLI test, RTE3-ITA test, OCNLI dev, CDConv dev, KvPI test): for every contradiction it builds a
+synthetic user holding the earlier statement plus ``n_distractors`` other statements of the same dataset, and
+reports the recall of the earlier statement in the top-10 above the threshold and the share of distractors
+above the threshold.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import logging
+import random
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import BaseModel, ConfigDict, Field
+
+from memlab.embedding.base import EmbedderThresholds
+from memlab.errors import DatasetFormatError, InvalidInputError, NotFoundError
+from memlab.protocols import Embedder
+
+__all__ = [
+    "CandidateBench",
+    "CandidateBenchRow",
+    "EmbedderCalibration",
+    "LabelledPair",
+    "LanguageCalibration",
+    "bench_candidates",
+    "calibrate_embedder",
+    "calibration_pairs",
+    "calibration_path",
+    "candidate_cases",
+    "candidate_threshold",
+    "default_data_dir",
+    "fit_center",
+    "load_calibration",
+    "load_thresholds",
+    "save_calibration",
+    "threshold_for_recall",
+]
+
+log = logging.getLogger(__name__)
+
+Kind = Literal["related", "unrelated"]
+
+# ----------------------------------------------------------------------------------------------------------------
+# data
+# ----------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LabelledPair:
+    """Two statements and whether they are about the same subject.
+
+    Attributes:
+        a: the earlier / stored statement.
+        b: the new statement.
+        kind: ``"related"`` (a true contradiction or same-topic pair) or ``"unrelated"`` (different topics).
+        lang: ISO 639-1 language code.
+        source: ``dataset/split`` the pair was built from.
+    """
+
+    a: str
+    b: str
+    kind: Kind
+    lang: str
+    source: str
+
+
+def default_data_dir() -> Path:
+    """The repository's ``datasets/`` folder (next to the installed ``memlab`` package)."""
+    import memlab
+
+    return Path(memlab.__file__).resolve().parent.parent / "datasets"
+
+
+def _file(data_dir: Path, *parts: str) -> Path:
+    path = data_dir.joinpath(*parts)
+    if not path.is_file():
+        raise NotFoundError(f"Dataset file {path} not found (pass --data-dir / data_dir=... to point at datasets/).")
+    return path
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    with path.open(encoding="utf-8") as fh:
+        for i, line in enumerate(fh, 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise DatasetFormatError(f"{path}:{i}: invalid JSON ({exc}).") from exc
+    return rows
+
+
+def _tsv(path: Path, *, header: bool) -> list[list[str]]:
+    with path.open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
+    return rows[1:] if header else rows
+
+
+def _detok(text: str) -> str:
+    """Undo SNLI's tokenisation ("a church ." -> "a church.")."""
+    text = re.sub(r"\s+([.,!?;:'])", r"\1", text.strip())
+    return re.sub(r"\s+n't", "n't", text)
+
+
+def _snli(data_dir: Path, split: str) -> list[tuple[str, str, str]]:
+    out = []
+    for i, row in enumerate(_tsv(_file(data_dir, "snli", f"{split}.tsv"), header=True)):
+        if len(row) != 3:
+            raise DatasetFormatError(f"snli/{split}.tsv row {i + 2}: expected 3 columns, got {len(row)}.")
+        out.append((_detok(row[0]), _detok(row[1]), row[2]))
+    return out
+
+
+def _gu_dnli(data_dir: Path, split: str) -> list[tuple[str, str, str]]:
+    out = []
+    for row in _tsv(_file(data_dir, "gu_dnli", f"{split}_5_data.tsv"), header=False):
+        if len(row) >= 3:
+            ctx = re.sub(r"<([A-Z])>", r"\1:", row[0]).strip()
+            out.append((ctx, row[1].strip(), row[2].strip().lower()))
+    return out
+
+
+def _rte3(data_dir: Path, split: str) -> list[tuple[str, str, str]]:
+    return [(r["t"], r["h"], "not_entailed" if r["entailment"] == "NO" else "entailment")
+            for r in _jsonl(_file(data_dir, "rte3_ita", f"{split}.jsonl"))]
+
+
+def _ocnli(data_dir: Path, split: str) -> list[tuple[str, str, str, str]]:
+    name = "train.10k.jsonl" if split == "train" else f"{split}.jsonl"
+    return [(r["sentence1"], r["sentence2"], r["label"], str(r.get("prem_id", "")))
+            for r in _jsonl(_file(data_dir, "ocnli", name)) if r["label"] != "-"]
+
+
+def _cdconv(data_dir: Path, split: str) -> list[dict[str, Any]]:
+    return _jsonl(_file(data_dir, "cdconv", f"{split}.jsonl"))
+
+
+def _msc_personas(data_dir: Path, part: str = "train") -> list[list[str]]:
+    with _file(data_dir, "locomo", "msc_personas_all.json").open(encoding="utf-8") as fh:
+        data = json.load(fh)
+    people = []
+    for dialogue in data.get(part, []):
+        for speaker, lines in dialogue.items():
+            if speaker.startswith("Speaker") and isinstance(lines, list) and len(lines) >= 2:
+                people.append([str(x) for x in lines])
+    return people
+
+
+_GENDER = {"male": "我是男生", "female": "我是女生", "男": "我是男生", "女": "我是女生"}
+_KVPI_DOMAIN = {"0": "gender", "1": "loc", "2": "constellation"}  # inferred from the responses' content
+
+
+def _kvpi_profile(text: str) -> dict[str, str]:
+    try:
+        parsed = ast.literal_eval(text)
+        if isinstance(parsed, dict):
+            return {str(k): str(v) for k, v in parsed.items()}
+    except (ValueError, SyntaxError):
+        pass
+    return {k: v.strip() for k, v in re.findall(r"'?(\w+)'?\s*:\s*'?([^,'}]+)'?", text)}
+
+
+def _kvpi_memories(profile: dict[str, str]) -> dict[str, str]:
+    out = {}
+    if profile.get("gender") in _GENDER:
+        out["gender"] = _GENDER[profile["gender"]]
+    if profile.get("loc"):
+        out["loc"] = f"我住在{profile['loc'].replace(' ', '')}"
+    if profile.get("constellation"):
+        out["constellation"] = f"我的星座是{profile['constellation']}"
+    return out
+
+
+def _kvpi(data_dir: Path) -> list[tuple[dict[str, str], str, str, str]]:
+    rows = []
+    for row in _tsv(_file(data_dir, "kvpi", "KvPI_test.txt"), header=False):
+        if len(row) < 3 or " <SEP> " not in row[0]:
+            continue
+        prof, resp = row[0].split(" <SEP> ", 1)
+        label = {"0": "entailment", "1": "contradiction", "2": "neutral"}.get(row[1].strip(), "")
+        rows.append((_kvpi_memories(_kvpi_profile(prof)), resp.strip(), label, _KVPI_DOMAIN.get(row[2].strip(), "")))
+    return rows
+
+
+def _sample(items: Sequence[Any], n: int | None, rng: random.Random) -> list[Any]:
+    items = list(items)
+    if n is None or len(items) <= n:
+        return items
+    return rng.sample(items, n)
+
+
+def _shuffled_pairs(texts: Sequence[str], groups: Sequence[str], n: int, rng: random.Random) -> list[tuple[str, str]]:
+    """``n`` pairs of texts from different groups (different rows / premises / dialogues)."""
+    out: list[tuple[str, str]] = []
+    if len(texts) < 2:
+        return out
+    n = min(n, len(texts))  # one pair per text at most (also bounds the loop when n is "all")
+    tries = 0
+    while len(out) < n and tries < n * 20:
+        tries += 1
+        i, j = rng.randrange(len(texts)), rng.randrange(len(texts))
+        if groups[i] != groups[j] and texts[i] != texts[j]:
+            out.append((texts[i], texts[j]))
+    return out
+
+
+def calibration_pairs(
+    data_dir: str | Path | None = None, *, limit: int | None = 400, seed: int = 0
+) -> list[LabelledPair]:
+    """Labelled related/unrelated pairs for calibration, built from train/dev splits only (never test).
+
+    Args:
+        data_dir: the ``datasets/`` folder (default: :func:`default_data_dir`).
+        limit: at most this many pairs per (source, kind); ``None`` = all.
+        seed: sampling seed.
+
+    Returns:
+        A list of :class:`LabelledPair` over English, Italian and Chinese.
+
+    Raises:
+        NotFoundError: a dataset file is missing.
+        DatasetFormatError: a file is malformed.
+    """
+    d = Path(data_dir) if data_dir is not None else default_data_dir()
+    rng = random.Random(seed)
+    n = limit if limit is not None else 10**9
+    out: list[LabelledPair] = []
+
+    def add(pairs: Iterable[tuple[str, str]], kind: Kind, lang: str, source: str) -> None:
+        for a, b in _sample(list(pairs), limit, rng):
+            if a.strip() and b.strip():
+                out.append(LabelledPair(a, b, kind, lang, source))
+
+    snli = _snli(d, "dev")
+    add([(p, h) for p, h, y in snli if y == "contradiction"], "related", "en", "snli/dev")
+    # GU-DNLI contradictions are (5-turn spoken transcript, hypothesis): the transcript is not one statement,
+    # so they are not used as related pairs; the hypotheses ("Person B ...") serve as same-person negatives.
+    gu = _gu_dnli(d, "train") + _gu_dnli(d, "dev")
+    hyps = [h for _, h, _ in gu]
+    add(_shuffled_pairs(hyps, [str(i) for i in range(len(hyps))], n, rng), "unrelated", "en", "gu_dnli/train+dev")
+    persons = _msc_personas(d, "train")
+    persona_pairs = []
+    for lines in _sample(persons, n, rng):
+        i, j = rng.sample(range(len(lines)), 2)
+        persona_pairs.append((lines[i], lines[j]))
+    add(persona_pairs, "unrelated", "en", "msc_personas/train")
+
+    rte = _rte3(d, "dev")
+    add([(t, h) for t, h, y in rte if y == "not_entailed"], "related", "it", "rte3_ita/dev")
+    rh = [h for _, h, _ in rte]
+    add(_shuffled_pairs(rh, [str(i) for i in range(len(rh))], n, rng), "unrelated", "it", "rte3_ita/dev")
+
+    oc = _ocnli(d, "train")
+    add([(p, h) for p, h, y, _ in oc if y == "contradiction"], "related", "zh", "ocnli/train")
+    add(_shuffled_pairs([h for _, h, _, _ in oc], [g for *_, g in oc], n, rng), "unrelated", "zh", "ocnli/train")
+    cd = _cdconv(d, "train")
+    add([(r["b1"], r["b2"]) for r in cd if int(r["label"]) == 3], "related", "zh", "cdconv/train")
+    add(_shuffled_pairs([r["b2"] for r in cd], [str(i) for i in range(len(cd))], n, rng),
+        "unrelated", "zh", "cdconv/train")
+    return out
+
+
+def _chat_pairs(data_dir: Path, limit: int | None, seed: int) -> list[LabelledPair]:
+    """Same-topic pairs (any NLI label) for the chat-search threshold; unrelated = shuffled rows."""
+    rng = random.Random(seed + 1)
+    n = limit if limit is not None else 10**9
+    out: list[LabelledPair] = []
+    sets: list[tuple[str, str, list[tuple[str, str]]]] = [
+        ("en", "snli/dev", [(p, h) for p, h, _ in _snli(data_dir, "dev")]),
+        ("it", "rte3_ita/dev", [(t, h) for t, h, _ in _rte3(data_dir, "dev")]),
+        ("zh", "ocnli/train", [(p, h) for p, h, _, _ in _ocnli(data_dir, "train")]),
+    ]
+    for lang, source, pairs in sets:
+        for a, b in _sample(pairs, limit, rng):
+            out.append(LabelledPair(a, b, "related", lang, source))
+        prem = [a for a, _ in pairs]
+        hyp = [b for _, b in pairs]
+        for _ in range(min(n, len(pairs))):
+            i, j = rng.randrange(len(pairs)), rng.randrange(len(pairs))
+            if prem[i] != prem[j]:
+                out.append(LabelledPair(prem[i], hyp[j], "unrelated", lang, source))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# calibration
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def threshold_for_recall(related_scores: NDArray[np.floating[Any]] | Sequence[float], recall_target: float) -> float:
+    """The largest threshold ``t`` such that the share of ``related_scores >= t`` is at least ``recall_target``.
+
+    Args:
+        related_scores: cosine similarities of pairs that must pass.
+        recall_target: required recall in (0, 1].
+
+    Returns:
+        The threshold (one of the scores), rounded down to 4 decimals so the boundary pair still passes.
+
+    Raises:
+        InvalidInputError: empty scores or a target outside (0, 1].
+
+    Example:
+        >>> threshold_for_recall([0.1, 0.5, 0.6, 0.9], 0.75)
+        0.5
+    """
+    if not 0.0 < recall_target <= 1.0:
+        raise InvalidInputError(f"The 'recall_target' parameter must be a float in (0, 1]. Got {recall_target!r} instead.")
+    s = np.sort(np.asarray(related_scores, dtype=np.float64))[::-1]
+    if s.size == 0:
+        raise InvalidInputError("threshold_for_recall needs at least one related score. Got 0 instead.")
+    k = int(np.ceil(recall_target * s.size - 1e-9))  # need at least k pairs at or above t
+    t = float(s[max(k, 1) - 1])
+    return float(np.floor(t * 10_000) / 10_000)
+
+
+class LanguageCalibration(BaseModel):
+    """Calibration figures for one language."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    lang: str
+    """ISO 639-1 code."""
+    n_related: int
+    """Related (contradiction / same-subject) pairs."""
+    n_unrelated: int
+    """Unrelated (same person or voice, different topic) pairs."""
+    threshold: float
+    """This language's own threshold at the recall target."""
+    related_median: float
+    """Median cosine of related pairs."""
+    unrelated_median: float
+    """Median cosine of unrelated pairs."""
+    recall_at_candidate: float
+    """Share of related pairs at or above the shipped (all-language) candidate threshold."""
+    unrelated_pass_rate_at_candidate: float
+    """Share of unrelated pairs at or above the shipped candidate threshold."""
+    sources: list[str]
+    """``dataset/split`` of the pairs."""
+
+
+class EmbedderCalibration(BaseModel):
+    """What ``memlab calibrate-embedder NAME`` measured and ships as ``calibration/<name>.json``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    embedder: str
+    """Registry name."""
+    params: dict[str, Any]
+    """The embedder's ``get_params()``."""
+    recall_target: float
+    """Required recall of related pairs for the candidate threshold."""
+    candidate: float
+    """Candidate threshold: min over languages of the per-language thresholds."""
+    candidate_recall: float
+    """Recall of related (contradiction) pairs at ``candidate``, all languages pooled."""
+    candidate_unrelated_pass_rate: float
+    """Share of unrelated pairs at or above ``candidate``, all languages pooled."""
+    by_language: dict[str, LanguageCalibration]
+    """Per-language figures."""
+    chat_recall_target: float
+    """Required recall of same-topic pairs (query -> passage) for the chat-search threshold."""
+    chat_search: float
+    """Chat-search threshold (query-mode text vs passage-mode summary)."""
+    chat_search_recall: float
+    """Recall of same-topic pairs at ``chat_search``."""
+    chat_search_unrelated_pass_rate: float
+    """Share of shuffled (different-topic) pairs at or above ``chat_search``."""
+    sentences_per_s: float
+    """Encoding speed measured during calibration (cache disabled, batched)."""
+    n_texts_timed: int
+    """Texts encoded for the speed figure."""
+    seed: int
+    """Sampling seed."""
+    limit: int | None
+    """Max pairs per (source, kind)."""
+    created_at: str
+    """UTC timestamp."""
+    command: str = Field(default="memlab calibrate-embedder")
+    """How to reproduce it."""
+
+    def to_thresholds(self) -> EmbedderThresholds:
+        """The :class:`EmbedderThresholds` an embedder carries."""
+        return EmbedderThresholds(
+            candidate=self.candidate,
+            chat_search=self.chat_search,
+            source=f"calibration/{self.embedder}.json (recall>={self.recall_target}, {self.created_at[:10]})",
+            by_language={k: v.threshold for k, v in self.by_language.items()},
+        )
+
+    def to_markdown(self) -> str:
+        """One row per language plus the pooled row, 3 decimals."""
+        head = ("| embedder | lang | threshold (own) | contradiction recall @cand | unrelated pass @cand "
+                "| n related | n unrelated |\n|---|---|---|---|---|---|---|")
+        rows = [head]
+        for lang, c in sorted(self.by_language.items()):
+            rows.append(f"| {self.embedder} | {lang} | {c.threshold:.3f} | {c.recall_at_candidate:.3f} | "
+                        f"{c.unrelated_pass_rate_at_candidate:.3f} | {c.n_related} | {c.n_unrelated} |")
+        rows.append(f"| {self.embedder} | **all** | **{self.candidate:.3f}** | {self.candidate_recall:.3f} | "
+                    f"{self.candidate_unrelated_pass_rate:.3f} | "
+                    f"{sum(c.n_related for c in self.by_language.values())} | "
+                    f"{sum(c.n_unrelated for c in self.by_language.values())} |")
+        rows.append("")
+        rows.append(f"chat_search = {self.chat_search:.3f} (same-topic recall {self.chat_search_recall:.3f}, "
+                    f"unrelated pass {self.chat_search_unrelated_pass_rate:.3f}); "
+                    f"speed {self.sentences_per_s:.1f} sentences/s")
+        return "\n".join(rows)
+
+
+def _pair_cosines(embedder: Embedder, pairs: Sequence[LabelledPair], *, query_b: bool = False) -> NDArray[np.float32]:
+    if not pairs:
+        return np.zeros(0, dtype=np.float32)
+    a = embedder.embed([p.a for p in pairs], mode="passage")
+    b = embedder.embed([p.b for p in pairs], mode="query" if query_b else "passage")
+    return np.einsum("ij,ij->i", a, b).astype(np.float32)
+
+
+def calibrate_embedder(
+    embedder: Embedder,
+    *,
+    data_dir: str | Path | None = None,
+    recall_target: float = 0.95,
+    chat_recall_target: float = 0.90,
+    limit: int | None = 400,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> EmbedderCalibration:
+    """Measure ``embedder``'s candidate and chat-search thresholds on train/dev pairs (see the module doc).
+
+    Args:
+        embedder: any :class:`~memlab.protocols.Embedder` (use an unshared instance so speed is honest).
+        data_dir: the ``datasets/`` folder.
+        recall_target: required recall of contradiction pairs for the candidate threshold.
+        chat_recall_target: required recall of same-topic pairs for the chat-search threshold.
+        limit: max pairs per (source, kind), for speed; ``None`` = all.
+        seed: sampling seed.
+        progress: optional callback for progress messages.
+
+    Returns:
+        An :class:`EmbedderCalibration` (save it with :func:`save_calibration`).
+
+    Raises:
+        InvalidInputError: a target outside (0, 1].
+        NotFoundError / DatasetFormatError: missing or malformed dataset files.
+    """
+    for name, v in (("recall_target", recall_target), ("chat_recall_target", chat_recall_target)):
+        if not 0.0 < v <= 1.0:
+            raise InvalidInputError(f"The '{name}' parameter of calibrate_embedder must be a float in (0, 1]. "
+                                    f"Got {v!r} instead.")
+    say = progress or (lambda _msg: None)
+    d = Path(data_dir) if data_dir is not None else default_data_dir()
+    pairs = calibration_pairs(d, limit=limit, seed=seed)
+    chat = _chat_pairs(d, limit, seed)
+    texts = sorted({t for p in pairs for t in (p.a, p.b)})
+    say(f"{len(pairs)} candidate pairs, {len(chat)} chat pairs, {len(texts)} distinct texts")
+    t0 = time.perf_counter()
+    embedder.embed(texts, mode="passage")  # warms the cache and times the model
+    elapsed = time.perf_counter() - t0
+    speed = len(texts) / elapsed if elapsed > 0 else float("inf")
+    say(f"encoded {len(texts)} texts in {elapsed:.1f}s ({speed:.1f}/s)")
+    cos = _pair_cosines(embedder, pairs)
+    kinds = np.array([p.kind for p in pairs])
+    langs = np.array([p.lang for p in pairs])
+
+    per_lang_t: dict[str, float] = {}
+    for lang in sorted(set(langs.tolist())):
+        rel = cos[(langs == lang) & (kinds == "related")]
+        if rel.size:
+            per_lang_t[lang] = threshold_for_recall(rel, recall_target)
+    candidate = min(per_lang_t.values())
+    by_language = {}
+    for lang, t in per_lang_t.items():
+        rel = cos[(langs == lang) & (kinds == "related")]
+        unr = cos[(langs == lang) & (kinds == "unrelated")]
+        by_language[lang] = LanguageCalibration(
+            lang=lang, n_related=int(rel.size), n_unrelated=int(unr.size), threshold=t,
+            related_median=round(float(np.median(rel)), 4),
+            unrelated_median=round(float(np.median(unr)), 4) if unr.size else float("nan"),
+            recall_at_candidate=round(float((rel >= candidate).mean()), 4),
+            unrelated_pass_rate_at_candidate=round(float((unr >= candidate).mean()), 4) if unr.size else 0.0,
+            sources=sorted({p.source for p in pairs if p.lang == lang}),
+        )
+    rel_all, unr_all = cos[kinds == "related"], cos[kinds == "unrelated"]
+
+    ccos = _pair_cosines(embedder, chat, query_b=True)
+    ckinds = np.array([p.kind for p in chat])
+    clangs = np.array([p.lang for p in chat])
+    chat_t = min(threshold_for_recall(ccos[(clangs == lg) & (ckinds == "related")], chat_recall_target)
+                 for lg in sorted(set(clangs.tolist())))
+    params = embedder.get_params() if hasattr(embedder, "get_params") else {"name": embedder.name}
+    return EmbedderCalibration(
+        embedder=embedder.name, params=dict(params), recall_target=recall_target, candidate=candidate,
+        candidate_recall=round(float((rel_all >= candidate).mean()), 4),
+        candidate_unrelated_pass_rate=round(float((unr_all >= candidate).mean()), 4),
+        by_language=by_language, chat_recall_target=chat_recall_target, chat_search=chat_t,
+        chat_search_recall=round(float((ccos[ckinds == "related"] >= chat_t).mean()), 4),
+        chat_search_unrelated_pass_rate=round(float((ccos[ckinds == "unrelated"] >= chat_t).mean()), 4),
+        sentences_per_s=round(speed, 1), n_texts_timed=len(texts), seed=seed, limit=limit,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        command=f"memlab calibrate-embedder {embedder.name} --limit {limit} --seed {seed} "
+                f"--recall-target {recall_target}",
+    )
+
+
+def fit_center(
+    embedder: Any, *, data_dir: str | Path | None = None, limit: int | None = 400, seed: int = 0,
+    out: str | Path | None = None,
+) -> Path:
+    """Fit and write the per-mode mean vectors of an embedder that supports centring (:class:`E5Embedder`).
+
+    The means are averaged over the distinct texts of :func:`calibration_pairs` (train/dev splits of the English,
+    Italian and Chinese sets), each language weighted equally.
+
+    Args:
+        embedder: an object with ``encode_raw(texts, mode)`` and ``center_file`` (an ``E5Embedder``).
+        data_dir: the ``datasets/`` folder.
+        limit: max pairs per (source, kind).
+        seed: sampling seed.
+        out: where to write (default: ``embedder.center_file``).
+
+    Returns:
+        The path written.
+
+    Raises:
+        InvalidInputError: the embedder cannot be centred.
+    """
+    if not hasattr(embedder, "encode_raw"):
+        raise InvalidInputError(f"The 'embedder' parameter of fit_center must support centring (E5Embedder). "
+                                f"Got {type(embedder).__name__} instead.")
+    pairs = calibration_pairs(data_dir, limit=limit, seed=seed)
+    by_lang: dict[str, list[str]] = {}
+    for p in pairs:
+        by_lang.setdefault(p.lang, []).extend([p.a, p.b])
+    means: dict[str, list[float]] = {}
+    for mode in ("passage", "query"):
+        per_lang = []
+        for lang in sorted(by_lang):
+            texts = sorted(set(by_lang[lang]))
+            vecs = np.concatenate([embedder.encode_raw(texts[i : i + 64], mode) for i in range(0, len(texts), 64)])
+            per_lang.append(vecs.mean(axis=0))
+        means[mode] = [round(float(x), 7) for x in np.mean(per_lang, axis=0)]
+    path = Path(out) if out is not None else Path(embedder.center_file)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"embedder": getattr(embedder, "name", "?"), "languages": sorted(by_lang),
+               "n_texts": {k: len(set(v)) for k, v in sorted(by_lang.items())}, "seed": seed, "limit": limit,
+               "created_at": datetime.now(UTC).isoformat(timespec="seconds"), **means}
+    path.write_text(json.dumps(payload) + "\n", encoding="utf-8")
+    if hasattr(embedder, "_means"):
+        embedder._means = None  # reload on next use
+    return path
+
+
+def candidate_threshold(embedder: Embedder, text: str | None = None, similarity_threshold: float | None = None) -> float:
+    """The candidate threshold in force for a new memory ``text``: what the integrity check should use.
+
+    ``similarity_threshold`` (``Settings.similarity_threshold``) wins when set; otherwise the embedder's
+    calibrated threshold for the detected language of ``text`` (:func:`memlab.lang.detect_language`), falling
+    back to its all-language ``candidate`` (and to 0.7 for an embedder without thresholds).
+
+    Example:
+        >>> from memlab.testing import FakeEmbedder
+        >>> candidate_threshold(FakeEmbedder(), "Abito a Roma", similarity_threshold=0.5)
+        0.5
+    """
+    if similarity_threshold is not None:
+        return float(similarity_threshold)
+    th = getattr(embedder, "thresholds", None)
+    if not isinstance(th, EmbedderThresholds):
+        return 0.7
+    if text is None or not th.by_language:
+        return th.candidate
+    from memlab.lang import detect_language
+
+    return th.candidate_for(detect_language(text))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# shipped files
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def calibration_path(name: str) -> Path:
+    """Path of the shipped calibration file of embedder ``name`` (it may not exist)."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+    return Path(str(resources.files("memlab.embedding").joinpath("calibration", f"{safe}.json")))
+
+
+def save_calibration(cal: EmbedderCalibration, path: str | Path | None = None) -> Path:
+    """Write ``cal`` as JSON (default: the shipped ``calibration/<name>.json``); returns the path."""
+    p = Path(path) if path is not None else calibration_path(cal.embedder)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(cal.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return p
+
+
+def load_calibration(name_or_path: str | Path) -> EmbedderCalibration:
+    """Read a calibration file by embedder name (the shipped one) or by path.
+
+    Raises:
+        NotFoundError: no such file.
+        DatasetFormatError: the file does not validate.
+    """
+    p = Path(name_or_path)
+    if not (p.suffix == ".json" and p.exists()):
+        p = calibration_path(str(name_or_path))
+    if not p.is_file():
+        raise NotFoundError(f"No calibration file for {str(name_or_path)!r} (looked at {p}).")
+    try:
+        return EmbedderCalibration.model_validate_json(p.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise DatasetFormatError(f"Calibration file {p} is invalid: {exc}") from exc
+
+
+def load_thresholds(name: str) -> EmbedderThresholds:
+    """The calibrated thresholds of embedder ``name``, or the seed defaults when it was never calibrated."""
+    try:
+        return load_calibration(name).to_thresholds()
+    except NotFoundError:
+        return EmbedderThresholds()
+    except DatasetFormatError as exc:
+        log.warning("Ignoring %s; using seed-default thresholds.", exc)
+        return EmbedderThresholds()
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# candidate-stage benchmark (held-out splits)
+# ----------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateCase:
+    """One contradiction to find: ``gold`` memories must surface as candidates of ``new``."""
+
+    new: str
+    gold: tuple[str, ...]
+    group: str
+
+
+def candidate_cases(
+    dataset: str, data_dir: str | Path | None = None, *, limit: int | None = 300, seed: int = 0
+) -> tuple[list[CandidateCase], list[str], str]:
+    """Contradiction cases and the distractor pool of one held-out dataset.
+
+    Args:
+        dataset: one of ``snli``, ``decode``, ``gu_dnli``, ``rte3_ita``, ``ocnli``, ``cdconv``, ``kvpi``.
+        data_dir: the ``datasets/`` folder.
+        limit: max cases (seeded sample).
+        seed: sampling seed.
+
+    Returns:
+        ``(cases, pool, lang)``: pool holds other statements of the same split (distractors).
+
+    Raises:
+        UnknownComponentError: unknown dataset.
+    """
+    from memlab.errors import UnknownComponentError
+
+    d = Path(data_dir) if data_dir is not None else default_data_dir()
+    rng = random.Random(seed)
+    cases: list[CandidateCase] = []
+    pool: list[str]
+    if dataset == "snli":
+        rows = _snli(d, "test")
+        cases = [CandidateCase(h, (p,), p) for p, h, y in rows if y == "contradiction"]
+        pool, lang = sorted({p for p, _, _ in rows}), "en"
+    elif dataset == "gu_dnli":
+        rows = _gu_dnli(d, "test")
+        cases = [CandidateCase(h, (p,), p) for p, h, y in rows if y == "contradiction"]
+        pool, lang = sorted({h for _, h, _ in rows}), "en"
+    elif dataset == "decode":
+        dialogues = _jsonl(_file(d, "decode", "human-bot.jsonl"))
+        pool = []
+        for dia in dialogues:
+            turns = dia["turns"]
+            pool.extend(t["text"] for t in turns)
+            if not dia.get("is_contradiction"):
+                continue
+            last = turns[-1]
+            earlier = tuple(t["text"] for t in turns[:-1] if t["agent_id"] == last["agent_id"])
+            if earlier:
+                cases.append(CandidateCase(last["text"], earlier, str(dia.get("record_id", dia.get("conversation_id")))))
+        lang = "en"
+    elif dataset == "rte3_ita":
+        rows3 = _rte3(d, "test")
+        cases = [CandidateCase(h, (t,), t) for t, h, y in rows3 if y == "not_entailed"]
+        pool, lang = sorted({t for t, _, _ in rows3}), "it"
+    elif dataset == "ocnli":
+        rowso = _ocnli(d, "dev")
+        cases = [CandidateCase(h, (p,), g) for p, h, y, g in rowso if y == "contradiction"]
+        pool, lang = sorted({p for p, *_ in rowso}), "zh"
+    elif dataset == "cdconv":
+        rowsc = _cdconv(d, "dev")
+        cases = [CandidateCase(r["b2"], (r["b1"],), r["b1"]) for r in rowsc if int(r["label"]) == 3]
+        pool, lang = sorted({r["b1"] for r in rowsc}), "zh"
+    elif dataset == "kvpi":
+        rowsk = _kvpi(d)
+        cases = [CandidateCase(resp, (mem[dom],), mem[dom]) for mem, resp, y, dom in rowsk
+                 if y == "contradiction" and dom in mem]
+        pool = sorted({m for mem, *_ in rowsk for m in mem.values()} | {r for _, r, _, _ in rowsk})
+        lang = "zh"
+    else:
+        raise UnknownComponentError("candidate-bench dataset", dataset,
+                                    ["snli", "gu_dnli", "decode", "rte3_ita", "ocnli", "cdconv", "kvpi"])
+    return _sample(cases, limit, rng), pool, lang
+
+
+class CandidateBenchRow(BaseModel):
+    """Candidate-stage figures of one embedder on one dataset."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    embedder: str
+    dataset: str
+    lang: str
+    n_cases: int
+    """Contradictions (synthetic users)."""
+    threshold: float
+    """Candidate threshold used (the embedder's calibrated one unless overridden)."""
+    recall_at_10: float
+    """Share of cases whose earlier statement is in the top-10 of the user's memories (no threshold)."""
+    recall_at_10_thr: float
+    """Share of cases whose earlier statement is in the top-10 AND at or above the threshold."""
+    unrelated_pass_rate: float
+    """Share of (new statement, distractor) pairs at or above the threshold."""
+    mean_candidates: float
+    """Mean number of memories passing (top-10 AND threshold) per new statement: the judge's load."""
+
+
+class CandidateBench(BaseModel):
+    """Result of :func:`bench_candidates`: rows plus speed per embedder."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rows: list[CandidateBenchRow]
+    speed: dict[str, float]
+    """Sentences/s per embedder (batched, uncached texts of this run)."""
+    n_distractors: int
+    k: int
+    seed: int
+
+    def to_markdown(self) -> str:
+        """The table, 3 decimals, one row per (dataset, embedder)."""
+        out = ["| dataset | lang | embedder | threshold | recall@10 | recall@10 ≥ thr | unrelated pass | "
+               "candidates/query | n |", "|---|---|---|---|---|---|---|---|---|"]
+        for r in self.rows:
+            out.append(f"| {r.dataset} | {r.lang} | {r.embedder} | {r.threshold:.3f} | {r.recall_at_10:.3f} | "
+                       f"{r.recall_at_10_thr:.3f} | {r.unrelated_pass_rate:.3f} | {r.mean_candidates:.2f} | "
+                       f"{r.n_cases} |")
+        out.append("")
+        out.append("speed (sentences/s): " + ", ".join(f"{k} {v:.1f}" for k, v in self.speed.items()))
+        return "\n".join(out)
+
+    def to_pandas(self) -> Any:
+        """Rows as a pandas DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame([r.model_dump() for r in self.rows])
+
+
+def bench_candidates(
+    embedders: Sequence[Embedder],
+    datasets: Sequence[str] = ("snli", "decode", "gu_dnli", "rte3_ita", "ocnli", "cdconv", "kvpi"),
+    *,
+    data_dir: str | Path | None = None,
+    limit: int | None = 200,
+    n_distractors: int = 30,
+    k: int = 10,
+    thresholds: dict[str, float] | None = None,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> CandidateBench:
+    """Candidate-stage recall/noise of each embedder on held-out contradictions (see the module doc).
+
+    Each case is one synthetic user holding the gold earlier statement(s) and ``n_distractors`` other statements
+    of the same split; the new statement is compared passage-to-passage, as the integrity check does.
+
+    Args:
+        embedders: embedders to compare (each uses ``thresholds.candidate`` unless ``thresholds`` overrides).
+        datasets: held-out sets (see :func:`candidate_cases`).
+        data_dir: the ``datasets/`` folder.
+        limit: max cases per dataset.
+        n_distractors: distractor memories per synthetic user.
+        k: top-k of the candidate stage.
+        thresholds: per-embedder-name override of the candidate threshold.
+        seed: sampling seed.
+        progress: optional callback for progress messages.
+
+    Returns:
+        A :class:`CandidateBench`.
+    """
+    say = progress or (lambda _msg: None)
+    rows: list[CandidateBenchRow] = []
+    n_texts: dict[str, int] = {e.name: 0 for e in embedders}
+    seconds: dict[str, float] = {e.name: 0.0 for e in embedders}
+    for ds in datasets:
+        cases, pool, lang = candidate_cases(ds, data_dir, limit=limit, seed=seed)
+        rng = np.random.default_rng(seed)
+        # distractors come from a fixed sub-pool (10x the per-user count) so the texts to embed stay bounded
+        if len(pool) > 10 * n_distractors:
+            pool = [pool[i] for i in sorted(rng.choice(len(pool), size=10 * n_distractors, replace=False))]
+        users = []
+        for c in cases:
+            gold = set(c.gold)
+            cand = [pool[i] for i in rng.choice(len(pool), size=min(len(pool), n_distractors * 2), replace=False)]
+            distract = [t for t in cand if t not in gold and t != c.new][:n_distractors]
+            users.append((c, distract))
+        texts = sorted({t for c, dis in users for t in (c.new, *c.gold, *dis)})
+        for emb in embedders:
+            t0 = time.perf_counter()
+            vecs = emb.embed(texts, mode="passage")
+            seconds[emb.name] += time.perf_counter() - t0
+            n_texts[emb.name] += len(texts)
+            pos = {t: i for i, t in enumerate(texts)}
+            th_obj = getattr(emb, "thresholds", None)
+            thr = (thresholds or {}).get(
+                emb.name, th_obj.candidate_for(lang) if isinstance(th_obj, EmbedderThresholds) else 0.7)
+            hit = hit_thr = 0
+            passed_unrel = total_unrel = 0
+            n_cand = 0
+            for c, dis in users:
+                mem = list(c.gold) + dis
+                scores = vecs[[pos[t] for t in mem]] @ vecs[pos[c.new]]
+                order = np.argsort(-scores, kind="stable")[:k]
+                top = set(order.tolist())
+                gold_idx = range(len(c.gold))
+                hit += any(i in top for i in gold_idx)
+                hit_thr += any(i in top and scores[i] >= thr for i in gold_idx)
+                unrel = scores[len(c.gold):]
+                passed_unrel += int((unrel >= thr).sum())
+                total_unrel += int(unrel.size)
+                n_cand += int(sum(1 for i in top if scores[i] >= thr))
+            n = max(len(users), 1)
+            rows.append(CandidateBenchRow(
+                embedder=emb.name, dataset=ds, lang=lang, n_cases=len(users), threshold=float(thr),
+                recall_at_10=round(hit / n, 4), recall_at_10_thr=round(hit_thr / n, 4),
+                unrelated_pass_rate=round(passed_unrel / max(total_unrel, 1), 4),
+                mean_candidates=round(n_cand / n, 3)))
+            say(f"{ds} {emb.name}: recall@{k}>=thr {hit_thr / n:.3f}")
+    speed = {name: round(n_texts[name] / seconds[name], 1) if seconds[name] > 0 else float("nan") for name in n_texts}
+    return CandidateBench(rows=rows, speed=speed, n_distractors=n_distractors, k=k, seed=seed)

@@ -1,0 +1,145 @@
+"""Small Italian / English / Chinese vocabularies and regexes used by the entity extractor.
+
+No spaCy (or other NER) model can be installed offline, so spans are found with these vocabularies and
+regular expressions; values are parsed with dateparser (dates, relative dates) and pint (units).
+"""
+
+from __future__ import annotations
+
+import re
+
+MONTHS: dict[str, int] = {}
+for _i, _names in enumerate(
+    [
+        ("gennaio", "january", "jan"),
+        ("febbraio", "february", "feb"),
+        ("marzo", "march", "mar"),
+        ("aprile", "april", "apr"),
+        ("maggio", "may"),
+        ("giugno", "june", "jun"),
+        ("luglio", "july", "jul"),
+        ("agosto", "august", "aug"),
+        ("settembre", "september", "sep", "sept"),
+        ("ottobre", "october", "oct"),
+        ("novembre", "november", "nov"),
+        ("dicembre", "december", "dec"),
+    ],
+    start=1,
+):
+    for _n in _names:
+        MONTHS[_n] = _i
+
+NUMBER_WORDS: dict[str, int] = {
+    # English
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
+    "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "no": 0, "zero": 0,
+    # Italian
+    "un": 1, "uno": 1, "una": 1, "due": 2, "tre": 3, "quattro": 4, "cinque": 5, "sei": 6, "sette": 7,
+    "otto": 8, "nove": 9, "dieci": 10, "undici": 11, "dodici": 12, "tredici": 13, "quattordici": 14,
+    "quindici": 15, "sedici": 16, "diciassette": 17, "diciotto": 18, "diciannove": 19, "venti": 20,
+    "trenta": 30, "quaranta": 40, "cinquanta": 50, "sessanta": 60, "settanta": 70, "ottanta": 80,
+    "novanta": 90, "nessun": 0, "nessuno": 0, "nessuna": 0,
+    # Chinese (single characters; 两 = two of something)
+    "一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10,
+}
+_NUM_WORDS_LATIN = sorted((w for w in NUMBER_WORDS if w.isascii() and w not in {"a", "an", "no"}), key=len,
+                          reverse=True)
+NUM = r"(?:\d+(?:[.,]\d+)?|" + "|".join(_NUM_WORDS_LATIN) + r")"
+
+WEEKDAYS: dict[str, int] = {
+    "monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6,
+    "lunedì": 0, "martedì": 1, "mercoledì": 2, "giovedì": 3, "venerdì": 4, "sabato": 5, "domenica": 6,
+    "lunedi": 0, "martedi": 1, "mercoledi": 2, "giovedi": 3, "venerdi": 4,
+}
+
+# --- cues that attach an entity to an attribute (searched in the clause before the entity) ---------------
+DATE_CUES: list[tuple[str, re.Pattern[str]]] = [
+    ("anniversary", re.compile(r"\b(?:anniversari[oi]|anniversary|wedding day)\b|纪念日|结婚", re.I)),
+    ("birthday", re.compile(r"\b(?:compleann[oi]|compio gli anni|festeggio gli anni|birthdays?|bday)\b|生日", re.I)),
+    ("born", re.compile(r"\b(?:nat[oaie]|nascita|born|birth|birthdate|date of birth|dob)\b|出生|生于", re.I)),
+    ("deadline", re.compile(r"\b(?:scadenza|scade|deadline|due|entro|consegn\w+|submit\w*|finish(?:ed)? by)\b|截止",
+                            re.I)),
+]
+
+HEIGHT_CUE = re.compile(r"\b(?:alt[oaie]|altezza|statura|tall|height|misuro)\b|身高|个子", re.I)
+WEIGHT_CUE = re.compile(r"\b(?:pes[oaie]|peso|pesavo|weigh\w*|weight)\b|体重", re.I)
+AGE_CUE = re.compile(r"\b(?:età|age|aged)\b|年龄|今年", re.I)
+MONEY_CUE = re.compile(r"\b(?:cost\w*|paid|pay|earn\w*|spend|spent|salary|stipendio|guadagn\w+|pagat\w+|cost\w+)\b",
+                       re.I)
+
+# --- subject detection ---------------------------------------------------------------------------------
+_KIN_EN = (r"sister|brother|mother|mom|mum|father|dad|wife|husband|son|daughter|friend|best friend|boyfriend|"
+           r"girlfriend|partner|cousin|uncle|aunt|grandma|grandmother|grandpa|grandfather|boss|colleague|"
+           r"coworker|neighbou?r|roommate|dog|cat|kid|child|children|kids|parents|family|baby")
+_KIN_IT = (r"sorella|fratello|madre|mamma|padre|papà|papa|moglie|marito|figlio|figlia|figli|amico|amica|"
+           r"fidanzat[oa]|ragazz[oa]|compagn[oa]|cugin[oa]|zi[oa]|nonn[oa]|capo|collega|vicin[oa]|cane|gatto|"
+           r"coinquilin[oa]|genitori|famiglia|bambin[oa]|suocer[oa]")
+OTHER_PERSON = re.compile(
+    rf"\b(?:my|his|her|our|their|your)\s+(?:\w+\s+)?(?P<en>{_KIN_EN})\b"
+    rf"|\b(?:(?:la|il|lo|le|i|gli)\s+)?(?:mia|mio|mie|miei|sua|suo|sue|suoi|nostra|nostro|tua|tuo|vostra|vostro)\s+"
+    rf"(?P<it>{_KIN_IT})\b"
+    rf"|\b(?:la|il|lo|l'|le|i|gli)\s*(?P<it2>{_KIN_IT})\s+(?:di|del|della)\b"
+    r"|\b(?P<pron>he|she|they|lui|lei|loro|you|tu)\b"
+    r"|(?:我的|我)(?P<zh>妈妈|爸爸|姐姐|妹妹|哥哥|弟弟|老婆|老公|妻子|丈夫|朋友|儿子|女儿|男朋友|女朋友|同事|老板)"
+    r"|(?P<zhpron>他|她|你)",
+    re.I,
+)
+#: Case-sensitive forms: a capitalised name ("Marco's birthday", "il compleanno di Marco", "Marco è nato").
+OTHER_PERSON_NAMED = re.compile(
+    r"\b(?P<poss>[A-Z][a-zà-ý]+)'s\b"
+    r"|\b(?:di|del|della)\s+(?P<di>[A-Z][a-zà-ý]+)\b"
+    r"|(?:^|[,;:]\s*|\b(?:and|e|ma|but)\s+)(?P<name3>[A-Z][a-zà-ý]+)\s+(?:was born|is|lives|works|è nat[oa]|è|abita|vive|lavora|si chiama|compie)\b"
+)
+NOT_A_NAME = {"i", "it", "this", "that", "there", "she", "he", "my", "the", "il", "la", "lo", "what", "who", "user",
+              "utente", "l'utente", "our", "your", "his", "her", "today", "oggi", "mine", "yes", "no", "si", "sì",
+              "ciao", "hello", "hi", "where", "dove", "when", "quando", "which", "chi", "cosa", "what's", "it's"}
+FIRST_PERSON = re.compile(
+    r"\b(?:i|i'm|im|i've|i'd|i'll|my|me|mine|myself|user|user's|io|mi|mio|mia|miei|mie|sono|ho|abito|vivo|"
+    r"lavoro|chiamami|utente|l'utente)\b|我",
+    re.I,
+)
+
+# --- names / places / organisations ----------------------------------------------------------------------
+NAME_PREFIX = re.compile(
+    r"\b(?:mi chiamo|chiamami|anzi chiamami|il mio nome è|il mio nome e'|il mio nome e|mi puoi chiamare|"
+    r"puoi chiamarmi|preferisco essere chiamat[oa]|my name is|my name's|call me|i am called|i'm called|"
+    r"please call me|si chiama|is called|is named|name is)\s+",
+    re.I,
+)
+NAME_PREFIX_ZH = re.compile(r"(?:我叫|叫我|我的名字是|我的名字叫|我名字叫|我名叫|称呼我)\s*")
+NAME_STOP = {
+    "back", "later", "when", "if", "at", "on", "tomorrow", "anytime", "please", "a", "an", "the", "whatever",
+    "so", "ok", "okay", "now", "soon", "anything", "what", "maybe", "not", "that", "this", "it", "crazy", "and",
+    "but", "or", "sometime", "again", "un", "una", "il", "la", "lo", "per", "quando", "se", "domani", "dopo",
+    "pure", "come", "e", "ma", "o", "too", "just", "really", "very", "by", "in", "to", "for", "with", "di", "da",
+}
+PLACE_PREFIX: list[tuple[str, re.Pattern[str]]] = [
+    ("from_place", re.compile(
+        r"\b(?:sono nat[oa] a|sono nat[oa] in|vengo da|vengo dalla|vengo dal|sono originari[oa] di|born in|"
+        r"i'm from|i am from|im from|i come from|comes? from|is from|are from|grew up in|cresciut[oa] a)\s+",
+        re.I)),
+    ("lives_in", re.compile(
+        r"\b(?:abito|vivo|risiedo|abitiamo|viviamo|abita|vive|mi sono trasferit[oa]|mi trasferisco|"
+        r"ci siamo trasferiti|trasferit[oa]|live|living|lives|moved|relocated|reside|resides|stay)\s+"
+        r"(?:a|ad|in|nel|nella|nello|negli|to|at|near|vicino a|out in|down in|up in)\s+",
+        re.I)),
+    ("works_at", re.compile(
+        r"\b(?:lavoro|lavora|lavoriamo)\s+(?:da|presso|per|alla|al|allo|nella|nel|in|a)\s+"
+        r"|\b(?:work|works|working|worked|employed)\s+(?:at|for|by)\s+",
+        re.I)),
+]
+PLACE_PREFIX_ZH: list[tuple[str, re.Pattern[str]]] = [
+    ("lives_in", re.compile(r"(?:我住在|我现在住在|住在|我搬到了?|搬到了?|我生活在)")),
+    ("from_place", re.compile(r"(?:我来自|我出生在|我出生于|我老家是|老家在)")),
+    ("works_at", re.compile(r"(?:我在)(?=[\u4e00-\u9fff]{2,8}(?:工作|上班))")),
+]
+PLACE_STOP = {
+    "with", "and", "but", "for", "since", "because", "now", "e", "ma", "con", "da", "per", "perché", "ora",
+    "adesso", "dal", "dalla", "from", "when", "where", "which", "who", "as", "so", "too", "though", "although",
+    "while", "until", "on", "at", "in", "by", "of", "di", "del", "della", "che", "dove", "quando", "mentre",
+    "to", "a", "ad", "is", "was", "it", "i", "or", "o", "anche", "also", "right", "currently",
+    "lol", "haha", "yes", "no", "sì", "si", "ok", "are", "am", "be", "my", "your",
+}
+ARTICLES = {"the", "a", "an", "il", "lo", "la", "l'", "i", "gli", "le", "un", "uno", "una", "un'"}

@@ -1,0 +1,428 @@
+"""Memory-level evaluation of the integrity checker (issue 5, the product's real task).
+
+For each dialogue / profile of a dataset: build a fresh store (``:memory:`` SQLite + FAISS, real embedder),
+add the earlier statements as memories of ONE user (embedded in one batch), add the final statement, run
+:meth:`SemanticIntegrityChecker.check` on it and score ``has_contradiction`` against the gold label.
+
+How each dataset becomes memories:
+
+* ``decode`` (``human-bot`` | ``rct``): the earlier turns of the speaker of the last turn (DECODE asks whether
+  the last turn contradicts that speaker's own earlier turns); 2-turn dialogues fall back to the other
+  speaker's turn, like the pairwise loader. ``rct`` holds only negatives: its run reports
+  ``false_contradiction_rate``.
+* ``cdconv``: the three history utterances (speaker tags removed); the new item is the bot's reply.
+  Classes 1-3 are contradictions.
+* ``ci_tod``: every earlier utterance plus one memory per knowledge-base row; the new item is the last turn.
+  Gold: history or KB inconsistency (``hi`` or ``kbi``); evidence: ``HIPosition`` when given.
+* ``kvpi``: the profile's key/values as keyed memories (``gender``, ``location``, ``constellation``, rendered in
+  Chinese as the loader does); the new item is the reply. Gold: ``contradicted`` (1) vs entailed/irrelevant.
+
+Metrics: the contradiction task's keys (``memlab.eval.contradiction.score_contradiction``, binary), plus
+``evidence_accuracy`` (share of correctly flagged units whose reported memory is a gold evidence turn, where
+gold evidence exists), per-level attribution (``per_level``: units decided by each level, with tp/fp; and
+``per_level_any``: units where a level produced at least one reported contradiction), mean stage times and
+the candidate count.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memlab.errors import InvalidInputError, MemlabError
+from memlab.records import Label
+
+__all__ = ["INTEGRITY_DATASETS", "IntegrityUnit", "build_units", "evaluate_integrity", "run_integrity_task"]
+
+#: dataset -> (default split, splits)
+INTEGRITY_DATASETS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "decode": ("human-bot", ("human-bot", "rct")),
+    "cdconv": ("test", ("train", "dev", "test")),
+    "ci_tod": ("test", ("train", "dev", "test")),
+    "kvpi": ("test", ("test",)),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class IntegrityUnit:
+    """One scored unit: memories of one user, then a new statement.
+
+    Attributes:
+        id: unit id (dialogue / row id).
+        memories: ``MemoryStore.add_many`` specs (``text`` plus optional ``key``/``value``), oldest first.
+        memory_refs: per memory, its turn index in the source dialogue (``None`` for KB rows / profile keys).
+        new: spec of the final statement.
+        gold: ``contradiction`` or ``not_contradiction``.
+        evidence: gold evidence turn indices (may be empty).
+        meta: dataset-specific details.
+    """
+
+    id: str
+    memories: tuple[dict[str, Any], ...]
+    memory_refs: tuple[int | None, ...]
+    new: dict[str, Any]
+    gold: Label
+    evidence: tuple[int, ...] = ()
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _strip_tag(line: str) -> str:
+    for sep in ("：", ":"):
+        head, s, tail = line.partition(sep)
+        if s and len(head) <= 12:
+            return tail.strip()
+    return line.strip()
+
+
+def _sample(n: int, limit: int | None, seed: int) -> list[int]:
+    if limit is None or limit >= n:
+        return list(range(n))
+    return sorted(random.Random(seed).sample(range(n), limit))
+
+
+def build_units(
+    dataset: str,
+    split: str | None = None,
+    *,
+    data_dir: str | Path | None = None,
+    limit: int | None = None,
+    seed: int = 0,
+) -> list[IntegrityUnit]:
+    """Turn a dataset split into integrity units (see the module docs for each dataset).
+
+    Args:
+        dataset: ``decode``, ``cdconv``, ``ci_tod`` or ``kvpi``.
+        split: split name (default per dataset: ``human-bot`` or ``test``).
+        data_dir: another copy of the dataset files.
+        limit: a seeded sample of this many units.
+        seed: sampling seed.
+
+    Raises:
+        UnknownComponentError, InvalidInputError: unknown dataset or split.
+        DatasetFormatError: malformed files.
+    """
+    from memlab.datasets import load_dialogues, load_pairs, render_kvpi_profile
+
+    if dataset not in INTEGRITY_DATASETS:
+        raise InvalidInputError(
+            f"The 'dataset' parameter of memlab eval integrity must be one of {sorted(INTEGRITY_DATASETS)}. "
+            f"Got {dataset!r} instead."
+        )
+    split = split or INTEGRITY_DATASETS[dataset][0]
+    units: list[IntegrityUnit] = []
+    if dataset == "decode":
+        dialogues = load_dialogues("decode", split, data_dir=data_dir)
+        for i in _sample(len(dialogues), limit, seed):
+            d = dialogues[i]
+            last = d.turns[-1]
+            earlier = [t for t in d.turns[:-1] if t.speaker == last.speaker and t.text.strip()]
+            fallback = not earlier
+            if fallback:
+                earlier = [t for t in d.turns[:-1] if t.text.strip()]
+            units.append(
+                IntegrityUnit(
+                    id=d.id,
+                    memories=tuple({"text": t.text} for t in earlier),
+                    memory_refs=tuple(t.index for t in earlier),
+                    new={"text": last.text},
+                    gold=d.label,
+                    evidence=tuple(e for e in d.evidence if e != last.index),
+                    meta={"fallback": fallback},
+                )
+            )
+        return units
+    pairs = load_pairs(dataset, split, data_dir=data_dir)
+    for i in _sample(len(pairs), limit, seed):
+        p = pairs[i]
+        gold = Label.CONTRADICTION if p.label is Label.CONTRADICTION else Label.NOT_CONTRADICTION
+        if dataset == "kvpi":
+            prof = dict(p.meta.get("profile") or {})
+            keys = {"gender": "gender", "loc": "location", "constellation": "constellation"}
+            mems = [
+                {
+                    "text": render_kvpi_profile({k: v}),
+                    "key": keys.get(k, k),
+                    "value": str(v),
+                    "type": "profile",
+                }
+                for k, v in prof.items()
+                if v and render_kvpi_profile({k: v})
+            ]
+            units.append(
+                IntegrityUnit(
+                    p.id,
+                    tuple(mems),
+                    tuple(None for _ in mems),
+                    {"text": p.hypothesis},
+                    gold,
+                    meta={"domain": p.meta.get("domain"), "raw_label": p.meta.get("raw_label")},
+                )
+            )
+        elif dataset == "cdconv":
+            lines = [_strip_tag(x) for x in p.premise.split("\n") if _strip_tag(x)]
+            units.append(
+                IntegrityUnit(
+                    p.id,
+                    tuple({"text": x} for x in lines),
+                    tuple(range(len(lines))),
+                    {"text": p.hypothesis},
+                    gold,
+                    meta={"raw_label": p.meta.get("raw_label")},
+                )
+            )
+        else:  # ci_tod
+            dialogue = list(p.meta.get("dialogue") or [])
+            hist = [(j, str(t.get("utterance", "")).strip()) for j, t in enumerate(dialogue[:-1])]
+            hist = [(j, t) for j, t in hist if t]
+            kb_items = [it for it in (p.meta.get("kb") or {}).get("items") or [] if isinstance(it, dict)]
+            kb_lines = [
+                ", ".join(f"{k} {v}" for k, v in it.items() if v not in ("-", "", None)) for it in kb_items
+            ]
+            kb_lines = [x for x in kb_lines if x.strip()]
+            mems = [{"text": t} for _, t in hist] + [{"text": x} for x in kb_lines]
+            refs = [j for j, _ in hist] + [None for _ in kb_lines]
+            pos = p.meta.get("hi_position")
+            ev: tuple[int, ...] = ()
+            if isinstance(pos, int):
+                ev = (pos,)
+            elif isinstance(pos, list):
+                ev = tuple(int(x) for x in pos if isinstance(x, int))
+            units.append(
+                IntegrityUnit(
+                    p.id,
+                    tuple(mems),
+                    tuple(refs),
+                    {"text": p.hypothesis},
+                    gold,
+                    evidence=ev,
+                    meta={
+                        "hi": p.meta.get("hi"),
+                        "kbi": p.meta.get("kbi"),
+                        "qi": p.meta.get("qi"),
+                        "domain": p.meta.get("domain"),
+                    },
+                )
+            )
+    return units
+
+
+def evaluate_integrity(
+    dataset: str,
+    split: str | None = None,
+    *,
+    judge: Any = "default",
+    levels: Sequence[str] | None = None,
+    embedder: Any = "minilm",
+    data_dir: str | Path | None = None,
+    limit: int | None = None,
+    seed: int = 0,
+    out_dir: str | Path | None = None,
+    settings: Any = None,
+    max_error_rate: float = 0.05,
+    n_resamples: int = 1000,
+    progress: bool = True,
+    command: str | None = None,
+    **overrides: Any,
+) -> Any:
+    """Run the memory-level integrity evaluation and write the run directory.
+
+    Args:
+        dataset: ``decode``, ``cdconv``, ``ci_tod`` or ``kvpi``.
+        split: split (default per dataset).
+        judge: a judge name, a :class:`~memlab.protocols.Judge`, or ``"none"``/``None`` for the levels alone.
+        levels: decision levels (default: all; without a judge, ``entities`` and ``patterns``).
+        embedder: embedder name or instance (one per run; each unit gets a fresh ``:memory:`` store); ``"fake"``
+            is accepted only with ``exhaustive=True``, where vectors do not influence the result.
+        data_dir: another copy of the dataset.
+        limit: seeded sample of units.
+        seed: seed of the sample and of the bootstrap.
+        out_dir: run directory (default ``runs/<ts>_integrity_<id>``).
+        settings: a :class:`memlab.config.Settings` for the checker.
+        max_error_rate: the run is ``failed`` when more units than this share fail.
+        n_resamples: bootstrap resamples.
+        progress: show a tqdm bar.
+        command: the command line, recorded in the spec.
+        **overrides: :class:`memlab.integrity.IntegrityConfig` overrides.
+
+    Returns:
+        The written :class:`memlab.eval.runs.EvalRun`.
+    """
+    from tqdm.auto import tqdm
+
+    from memlab.embedding import load_embedder
+    from memlab.eval.contradiction import per_level_stats, score_contradiction
+    from memlab.eval.runs import Example, default_run_dir, make_spec, write_run
+    from memlab.integrity import LEVELS, SemanticIntegrityChecker
+    from memlab.store import MemoryStore
+
+    split = split or INTEGRITY_DATASETS.get(dataset, ("test",))[0]
+    units = build_units(dataset, split, data_dir=data_dir, limit=limit, seed=seed)
+    if judge in (None, "none"):
+        judge_obj, judge_name = None, "none"
+        lv = tuple(x for x in (levels or LEVELS) if x != "judge")
+    else:
+        if isinstance(judge, str):
+            from memlab.judges import load_judge
+
+            judge_obj, judge_name = load_judge(judge), judge
+        else:
+            judge_obj, judge_name = judge, getattr(judge, "name", type(judge).__name__)
+        lv = tuple(levels or LEVELS)
+    if embedder == "fake":
+        # Only meaningful where vectors cannot change the result (exhaustive mode: every memory is compared);
+        # it makes levels-only sweeps affordable on a loaded 2-core machine. Recorded in the spec.
+        if not (overrides.get("exhaustive") or getattr(settings, "integrity_check_exhaustive", False)):
+            raise InvalidInputError("The 'embedder' parameter of evaluate_integrity may be 'fake' only with "
+                                    "exhaustive=True (the vectors then do not influence the result). Got a "
+                                    "non-exhaustive run instead.")
+        from memlab.testing import FakeEmbedder
+
+        emb: Any = FakeEmbedder(dim=32)
+    else:
+        emb = load_embedder(embedder) if isinstance(embedder, str) else embedder
+    emb_name = getattr(emb, "name", str(embedder))
+    examples: list[Example] = []
+    stage_tot: dict[str, float] = {}
+    any_level: dict[str, dict[str, int]] = {}
+    n_cands = 0
+    ev_hits = ev_n = 0
+    t_start = time.perf_counter()
+    params: dict[str, Any] = {}
+    for u in tqdm(units, desc=f"integrity {dataset}/{split}", disable=not progress):
+        t0 = time.perf_counter()
+        try:
+            store = MemoryStore(":memory:", embedder=emb)
+            try:
+                mem_items = store.add_many("eval-user", list(u.memories)) if u.memories else []
+                new = store.add("eval-user", **u.new)
+                checker = SemanticIntegrityChecker(store, judge_obj, settings, levels=lv, **overrides)
+                res = checker.check(new)
+                if not params:
+                    params = checker.get_params()
+            finally:
+                store.close()
+        except MemlabError as exc:
+            examples.append(
+                Example(
+                    id=u.id,
+                    gold=u.gold.value,
+                    pred=Label.ABSTAIN.value,
+                    score=None,
+                    decided_by=None,
+                    latency_ms=(time.perf_counter() - t0) * 1000,
+                    error=f"{type(exc).__name__}: {exc}",
+                )
+            )
+            continue
+        lat = (time.perf_counter() - t0) * 1000
+        for k, v in res.stage_ms.items():
+            stage_tot[k] = stage_tot.get(k, 0.0) + float(v)
+        n_cands += res.n_candidates
+        pred = Label.CONTRADICTION if res.has_contradiction else Label.NOT_CONTRADICTION
+        top = res.contradictions[0] if res.contradictions else None
+        ref = None
+        if top is not None:
+            idx = {m.id: r for m, r in zip(mem_items, u.memory_refs, strict=True)}
+            ref = idx.get(top.other_id)
+        if top is not None and u.gold is Label.CONTRADICTION and u.evidence:
+            ev_n += 1
+            ev_hits += int(ref in u.evidence)
+        for lvl in {c.decided_by for c in res.contradictions}:
+            s = any_level.setdefault(lvl, {"units": 0, "tp": 0, "fp": 0})
+            s["units"] += 1
+            s["tp" if u.gold is Label.CONTRADICTION else "fp"] += 1
+        examples.append(
+            Example(
+                id=u.id,
+                gold=u.gold.value,
+                pred=pred.value,
+                score=res.confidence,
+                decided_by=top.decided_by if top is not None else "none",
+                latency_ms=lat,
+                meta={
+                    "n_memories": len(u.memories),
+                    "n_candidates": res.n_candidates,
+                    "type": top.type.value if top else None,
+                    "other_ref": ref,
+                    "rule": (top.details.get("rule") or top.details.get("attribute")) if top else None,
+                    "explanation": top.explanation if top else None,
+                    **dict(u.meta),
+                },
+            )
+        )
+    seconds = time.perf_counter() - t_start
+    ok = [e for e in examples if e.pred != Label.ABSTAIN.value]
+    metrics, confusion, notes = score_contradiction(
+        [e.gold or "" for e in examples],
+        [e.pred or "abstain" for e in examples],
+        [e.score for e in examples],
+        label_space="binary",
+        seed=seed,
+        n_resamples=n_resamples,
+        seconds=seconds,
+        n_pairs=len(examples),
+    )
+    metrics["evidence_accuracy"] = (ev_hits / ev_n) if ev_n else None
+    metrics["evidence_n"] = ev_n
+    metrics["units_per_second"] = len(examples) / seconds if seconds else None
+    metrics["mean_candidates"] = n_cands / len(ok) if ok else None
+    metrics["stage_ms_mean"] = {k: v / len(ok) for k, v in stage_tot.items()} if ok else {}
+    if not ev_n:
+        notes.append("evidence_accuracy: no unit of this split has gold evidence turns.")
+    if judge_obj is None:
+        notes.append("levels only (no judge): entities + patterns.")
+    per_level = per_level_stats(examples)
+    error_rate = 1 - len(ok) / len(examples) if examples else 0.0
+    spec = make_spec(
+        "integrity",
+        dataset=dataset,
+        split=split,
+        data_dir=data_dir,
+        n=len(examples),
+        judge=judge_name,
+        params={**params, "levels": list(lv), "embedder": emb_name},
+        seed=seed,
+        limit=limit,
+        command=command,
+    )
+    out = Path(out_dir) if out_dir is not None else default_run_dir("integrity")
+    return write_run(
+        out,
+        spec=spec,
+        metrics=metrics,
+        examples=examples,
+        confusion=confusion,
+        per_level={"top": per_level, "any": any_level},
+        notes=notes,
+        status="failed" if error_rate > max_error_rate else "ok",
+        primary_metric="contradiction.f1",
+    )
+
+
+def run_integrity_task(
+    *,
+    out_dir: Path,
+    seed: int,
+    dataset: str,
+    split: str | None = None,
+    judge: Any = "default",
+    limit: int | None = None,
+    data_dir: str | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Suite runner of the ``integrity`` task (see :func:`evaluate_integrity`)."""
+    return evaluate_integrity(
+        dataset,
+        split,
+        judge=judge,
+        data_dir=data_dir,
+        limit=limit,
+        seed=seed,
+        out_dir=out_dir,
+        progress=False,
+        **kwargs,
+    )

@@ -1,0 +1,30 @@
+"""The extractor interface."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+from memlab.extraction.records import ExtractionResult
+
+__all__ = ["Extractor"]
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """Reads one user message into facts, tone and a fatigue signal.
+
+    Implementations: :class:`~memlab.extraction.RuleExtractor` (offline default) and
+    :class:`~memlab.extraction.LLMExtractor` (an LLM with a JSON schema, falling back to rules).
+    """
+
+    name: str
+
+    def extract(self, message: str, *, lang: str | None = None, ref_time: datetime | None = None,
+                topic: str | None = None) -> ExtractionResult:
+        """Extract from one message. ``ref_time`` resolves relative dates; ``topic`` labels the facts."""
+        ...
+
+    def get_params(self) -> dict[str, Any]:
+        """JSON-able description (recorded in eval runs)."""
+        ...

@@ -1,0 +1,428 @@
+"""The offline rule extractor (default): first-person statements in Italian, English (and basic Chinese).
+
+How a message becomes facts:
+
+1. Clean (control characters removed, NFC), cut at ``max_chars``, split into sentences.
+2. Skip sentences that cannot state a fact about the user: questions, conditionals ("se ...", "if ..."),
+   pure reactions ("grazie!", "wow, that's cool"), and very long run-ons (> ``MAX_SENTENCE_CHARS``).
+3. **Slots** from entities: ``memlab.entities.extract_entities`` (the same code the contradiction
+   detector uses) finds dates, numbers with units, names, places and organisations with the attribute
+   they describe; first-person ones fill slots (``name`` -> ``preferred_name``, ``born``/``birthday`` ->
+   ``birthday``, ``lives_in`` -> ``home_city``, ``works_at`` -> ``employer``, ``height`` -> ``height_cm`` ...).
+   Small regex rules add slots entities do not cover (job title, diet, marital status, favourites).
+   A slot fact gets the slot's template text ("L'utente si chiama Li Si") and a confidence from the rule:
+   0.9 for explicit statements, 0.95 when the user corrects themselves ("anzi", "actually"), -0.2 when hedged
+   ("forse", "credo", "maybe"). Negated statements ("non abito più a Roma") never fill a slot.
+4. **Free facts**: other first-person statements with at least ``min_content_words`` content words become
+   facts with their own (cleaned) text, confidence 0.6 (+0.1 with an entity, -0.15 when hedged). Preferences
+   ("mi piace", "preferisco", "I love") get type ``preference``; facts about other people (``mia sorella si
+   chiama Anna``) type ``relation``.
+5. Tone and fatigue come from :func:`memlab.extraction.signals.measure`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from memlab._validation import strip_control
+from memlab.errors import InvalidInputError
+from memlab.extraction.records import ExtractionResult, Fact
+from memlab.extraction.signals import detect_lang, keywords, measure, split_sentences, word_count
+from memlab.extraction.slots import render_slot
+
+__all__ = ["MAX_MESSAGE_CHARS", "MAX_SENTENCE_CHARS", "RuleExtractor"]
+
+log = logging.getLogger(__name__)
+
+#: Default longest message read (characters). Longer messages are truncated (or rejected, see ``oversize``).
+MAX_MESSAGE_CHARS = 20_000
+#: Sentences longer than this are not turned into facts (run-ons, pasted text).
+MAX_SENTENCE_CHARS = 400
+
+_ATTR_SLOT = {
+    "name": "preferred_name",
+    "born": "birthday",
+    "birthday": "birthday",
+    "lives_in": "home_city",
+    "from_place": "hometown",
+    "works_at": "employer",
+    "height": "height_cm",
+    "weight": "weight_kg",
+    "age": "age",
+}
+
+
+def _rx(p: str) -> re.Pattern[str]:
+    return re.compile(p, re.IGNORECASE)
+
+
+_QUESTION_START = _rx(
+    r"^(?:chi|cosa|che cosa|come|dove|quando|perch[eé]|quale|quali|quanto|quanti|quanta|quante|"
+    r"who|what|where|when|why|how|which|do you|did you|are you|have you|can you|could you|would you|is it|"
+    r"what's|how's)\b"
+)
+_CONDITIONAL = _rx(r"^(?:se|if|quando sarò|when i grow up|magari|imagine|immagina)\b")
+_REACTION = _rx(
+    r"^(?:grazie|thanks?|thank you|wow|haha\w*|ahah\w*|lol|omg|ciao|hi|hey|hello|buongiorno|buonasera|buonanotte|"
+    r"good (?:morning|night|luck)|congrat\w*|complimenti|that'?s|thats|sounds|so glad|glad|nice|awesome|great|"
+    r"cool|bye|see you|take care|same here|me too|anch'io|anche io|ok\w*|sure|yeah|yes|no|s[iì]|bello|bellissimo|"
+    r"fantastico|ottimo|perfetto|esatto|vero)\b[\s!.,]*$"
+)
+# a first-person predicate that only reacts to the other speaker ("I'm glad", "I hope", "I agree")
+_SOCIAL = _rx(
+    r"\bi(?:'m| am) (?:so |really |very )?(?:glad|happy for you|sorry to hear|proud of you|excited for you|"
+    r"here for you|thankful for you)\b|\bi (?:hope|agree|appreciate|bet|guess so|see|understand|can imagine|"
+    r"know what you mean|can'?t wait to (?:see|hear))\b|\b(?:sono contento per te|mi dispiace per|spero che|"
+    r"sono d'accordo|ti capisco|immagino)\b"
+)
+# English needs a first-person *subject or possessive* (I, my): "we"/"me"/"us" alone do not make a fact of the user
+_FP_EN = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|Im|Ive|[Mm]y|[Mm]ine|[Mm]yself)\b")
+_GENERIC_EN = _rx(r"^(?:it'?s|it is|it was|that'?s|that is|this is|this was|here'?s|here is|let'?s|there'?s|there is|"
+                  r"thanks|thank you|so glad|what a|you|your|knowing|moments like)\b")
+_FP_IT = _rx(
+    r"\b(?:io|mi|mio|mia|miei|mie|me|noi|nostro|nostra|nostri|nostre|ci|sono|ho|sto|vado|faccio|abito|vivo|"
+    r"lavoro|studio|preferisco|amo|adoro|odio|gioco|leggo|scrivo|cucino|corro|viaggio|suono|parlo|conosco|"
+    r"voglio|devo|posso|ero|avevo|andavo|frequento|insegno|guido|possiedo|colleziono|dipingo|nuoto|"
+    r"pratico|seguo|tifo|festeggio|compio|chiamami|anzi)\b"
+)
+_SP_EN = _rx(r"\b(?:you|your|yours|you're|you've|yourself)\b")
+_SP_IT = _rx(r"\b(?:tu|ti|tuo|tua|tuoi|tue|te|sei|hai|fai|vai|stai)\b")
+_HEDGE = _rx(r"\b(?:forse|credo|penso|probabilmente|mi sembra|non sono sicur[oa]|maybe|perhaps|i think|probably|"
+             r"i guess|not sure|kind of|sort of)\b|也许|可能")
+_CORRECTION = _rx(r"\b(?:anzi|no aspetta|mi correggo|correggo|cio[eè]|actually|i mean|no wait|correction|"
+                  r"scratch that)\b|其实|不对")
+# the user's own name needs a direct naming phrase right before it ("ho un cane che si chiama Fido" is not)
+_NAME_TRIGGER = _rx(r"(?:chiamami|chiamatemi|mi chiamo|mi chiamano|puoi chiamarmi|il mio nome [eè]|"
+                    r"call me|my name is|my name's|i'm called|i am called|you can call me|name is)\s*$|(?:叫我|我叫|我的名字是)\s*$")
+_NEGATION = _rx(r"\b(?:non|not|never|mai|no longer|più)\b|n't\b|不|没")
+_LEAD = _rx(
+    r"^(?:(?:anzi|comunque|beh|be'|allora|oh|ah|eh|ok|okay|sì|si|no|well|actually|so|also|and|but|yeah|yes|"
+    r"haha\w*|ahah\w*|lol|hey|hi|oh wow|wow|ma|e|poi|quindi|insomma|cmq|tra l'altro|by the way|btw|"
+    r"i mean|to be honest|honestly|ps)\b[\s,!.:;-]*)+"
+)
+_PREF = _rx(r"\b(?:mi piace|mi piacciono|adoro|amo|odio|detesto|preferisco|non sopporto|i (?:really )?(?:like|love|"
+            r"enjoy|hate|prefer|adore)|i'm (?:a (?:big )?fan of|into)|my favou?rite)\b|我喜欢|我爱")
+
+# job titles: a small vocabulary (IT/EN) so "faccio la spesa" is not a job
+_JOBS = (
+    r"medic[oa]|dottor[e]|dottoressa|infermier[ea]|avvocat[oa]|ingegner[ea]|insegnante|professor[e]|professoressa|"
+    r"maestr[oa]|programmator[e]|programmatrice|sviluppator[e]|sviluppatrice|architett[oa]|cuoc[oa]|chef|"
+    r"commess[oa]|impiegat[oa]|operai[oa]|farmacist[a]|giornalista|fotograf[oa]|grafic[oa]|designer|"
+    r"psicolog[oa]|dentista|veterinari[oa]|contabile|commercialista|ricercat(?:ore|rice)|studente(?:ssa)?|"
+    r"consulente|manager|imprenditor[e]|imprenditrice|musicista|artista|scrittor[e]|scrittrice|poliziott[oa]|"
+    r"pompier[e]|elettricista|idraulic[oa]|meccanic[oa]|autista|barista|camerier[ea]|parrucchier[ea]|"
+    r"data scientist|"
+    r"doctor|nurse|lawyer|engineer|teacher|professor|developer|programmer|software engineer|architect|cook|"
+    r"cashier|accountant|journalist|photographer|psychologist|dentist|vet|veterinarian|researcher|student|"
+    r"consultant|entrepreneur|musician|artist|writer|police officer|firefighter|electrician|plumber|mechanic|"
+    r"driver|bartender|waiter|waitress|hairdresser|counselor|counsellor|therapist|social worker|pilot|"
+    r"scientist|analyst|chef"
+)
+_JOB_RULES = [
+    _rx(r"\blavoro come\s+(?P<v>[\w']+(?:\s[\w']+){0,2}?)(?=\s+(?:presso|da|a|in|per|alla|al|e)\b|\s*[,.;!?]|\s*$)"),
+    _rx(rf"\b(?:sono|faccio)\s+(?:un|una|uno|un'|il|la|lo|l')\s*(?P<v>{_JOBS})\b"),
+    _rx(rf"\bfaccio\s+(?:il|la|lo|l')\s*(?P<v>{_JOBS})\b"),
+    _rx(r"\bi work as (?:an? |the )?(?P<v>[\w-]+(?:\s[\w-]+){0,2}?)(?=\s+(?:at|for|in|with|and)\b|\s*[,.;!?]|\s*$)"),
+    _rx(rf"\bi(?:'m| am) (?:an? |the )(?P<v>{_JOBS})\b"),
+    _rx(r"\bmy job is (?:an? )?(?P<v>[\w-]+(?:\s[\w-]+){0,2}?)(?=\s*[,.;!?]|\s*$)"),
+]
+# employer when the entity rules miss it ("lavoro come ingegnere presso Fincons", "I work as a nurse at St. Mary's")
+_EMPLOYER = re.compile(
+    r"\b(?:[Ll]avoro|[Ss]ono impiegat[oa]|I work|I'm employed|I am employed)\b[^.;!?]{0,40}?\s"
+    r"(?:presso|per|alla|al|at|for)\s+(?P<v>[A-Z][\w&'.-]*(?:\s(?:[A-Z][\w&'.-]*|di|de|of|&)){0,3})"
+)
+_DIET = {
+    "vegetarian": _rx(r"\b(?:sono|i'm|i am) (?:strictly |rigorosamente )?vegetarian[oa]?\b|\bnon mangio (?:la )?carne\b|"
+                      r"\bi don'?t eat meat\b"),
+    "vegan": _rx(r"\b(?:sono|i'm|i am) (?:strictly |rigorosamente )?vegan[oa]?\b"),
+    "pescatarian": _rx(r"\b(?:sono|i'm|i am) (?:pescetarian[oa]|pescatarian)\b"),
+    "gluten-free": _rx(r"\b(?:sono celiac[oa]|i'm celiac|i have celiac disease)\b"),
+}
+_MARITAL = {
+    "married": _rx(r"\b(?:sono sposat[oa]|i'm married|i am married|mi sono sposat[oa])\b"),
+    "single": _rx(r"\b(?:sono single|i'm single|i am single)\b"),
+    "divorced": _rx(r"\b(?:sono divorziat[oa]|i'm divorced|i am divorced)\b"),
+    "engaged": _rx(r"\b(?:sono fidanzat[oa]|i'm engaged|i am engaged)\b"),
+    "widowed": _rx(r"\b(?:sono vedov[oa]|i'm (?:a )?widow(?:ed|er)?)\b"),
+}
+_FAV_WHAT = {
+    "drink": "favourite_drink", "bevanda": "favourite_drink", "bibita": "favourite_drink",
+    "food": "favourite_food", "cibo": "favourite_food", "piatto": "favourite_food", "dish": "favourite_food",
+    "color": "favourite_color", "colour": "favourite_color", "colore": "favourite_color",
+    "movie": "favourite_movie", "film": "favourite_movie",
+    "book": "favourite_book", "libro": "favourite_book",
+    "sport": "favourite_sport",
+    "music": "favourite_music", "musica": "favourite_music", "band": "favourite_music", "genre": "favourite_music",
+}
+_FAV_RULES = [
+    _rx(r"\b(?:il mio|la mia|lo mio)\s+(?P<what>\w+)\s+preferit[oa]\s+(?:è|e'|sono)\s+(?P<v>[^,.;!?]{1,40})"),
+    _rx(r"\bmy favou?rite\s+(?P<what>\w+)\s+(?:is|are)\s+(?P<v>[^,.;!?]{1,40})"),
+]
+_DRINKS = _rx(r"^(?:il |la |lo |l'|un |una )?(?P<v>t[eè]|caff[eè]|cappuccino|espresso|tea|coffee|vino|wine|birra|beer|"
+              r"acqua|water|succo|juice|latte|milk|cioccolata|hot chocolate)\b")
+_PREFER = _rx(r"\b(?:preferisco|i prefer)\s+(?P<v>[^,.;!?]{1,40})")
+_ARTICLE = _rx(r"^(?:(?:il|la|lo|i|gli|le|un|una|uno|the|a|an)\s+|l['’]\s*)")
+# a conjunction followed by a new first-person clause: "Sono nato a Roma e vivo a Milano", "..., and I work at X"
+_CLAUSE = re.compile(
+    r"\s*(?:,|;)?\s+(?:e|ed|ma|poi|and|but|then|also)\s+(?=(?:I|I'm|I've|my|My|io|mi|ho|sono|abito|vivo|lavoro|"
+    r"studio|preferisco|faccio|chiamami|mio|mia|我)\b)"
+)
+_CJK_CHAR = re.compile(r"[\u3400-\u9fff]")
+_NOT_NAMES = frozenset("i me my mine you he she it we they the a an this that here there city home town work".split())
+_FEMININE = _rx(r"\b(?:nata|alta|sposata|stanca|contenta|vegetariana|vegana|fidanzata|divorziata|sicura)\b")
+
+
+def _clean_sentence(s: str) -> str:
+    s = re.sub(r"\s+", " ", s).strip()
+    s = _LEAD.sub("", s).strip(" ,;:-")
+    s = "".join(c for c in s if not (0x1F000 <= ord(c) <= 0x1FAFF or 0x2600 <= ord(c) <= 0x27BF or c in "\u200d\ufe0f"))
+    s = s.strip()
+    s = re.sub(r"[!]{2,}|[.]{2,}|…", ".", s)
+    if s and s[0].islower():
+        s = s[0].upper() + s[1:]
+    return s
+
+
+def _fmt_number(v: Any) -> str:
+    f = float(v)
+    return str(int(f)) if f.is_integer() else f"{f:g}"
+
+
+class RuleExtractor:
+    """Offline pattern extractor (Italian, English, basic Chinese). See the module docstring for the rules.
+
+    Args:
+        max_chars: longest message read; longer ones are truncated (``oversize="truncate"``, logged and
+            flagged in :attr:`ExtractionResult.truncated`) or rejected (``oversize="reject"``).
+        oversize: ``truncate`` or ``reject``.
+        min_content_words: content words a free (unkeyed) fact needs.
+        free_facts: also extract free first-person facts (not only slots).
+        entities: use ``memlab.entities`` for dates/numbers/names/places (the detector's code).
+
+    Example:
+        >>> r = RuleExtractor().extract("Ciao! Chiamami Zhang San. Abito a Roma.")
+        >>> [(f.key, f.value) for f in r.facts]
+        [('preferred_name', 'Zhang San'), ('home_city', 'Roma')]
+    """
+
+    name = "rules"
+
+    def __init__(
+        self,
+        *,
+        max_chars: int = MAX_MESSAGE_CHARS,
+        oversize: str = "truncate",
+        min_content_words: int = 3,
+        free_facts: bool = True,
+        entities: bool = True,
+    ) -> None:
+        if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
+            raise InvalidInputError(
+                f"The 'max_chars' parameter of RuleExtractor must be an int in [1, inf). Got {max_chars!r} instead.")
+        if oversize not in ("truncate", "reject"):
+            raise InvalidInputError(
+                f"The 'oversize' parameter of RuleExtractor must be 'truncate' or 'reject'. Got {oversize!r} instead.")
+        if isinstance(min_content_words, bool) or not isinstance(min_content_words, int) or min_content_words < 0:
+            raise InvalidInputError(
+                "The 'min_content_words' parameter of RuleExtractor must be an int in [0, inf). "
+                f"Got {min_content_words!r} instead.")
+        self.max_chars = max_chars
+        self.oversize = oversize
+        self.min_content_words = min_content_words
+        self.free_facts = free_facts
+        self.entities = entities
+
+    def get_params(self) -> dict[str, Any]:
+        """JSON-able description (recorded in eval runs)."""
+        return {"name": self.name, "max_chars": self.max_chars, "oversize": self.oversize,
+                "min_content_words": self.min_content_words, "free_facts": self.free_facts,
+                "entities": self.entities}
+
+    # ------------------------------------------------------------------------------------------
+    def prepare(self, message: Any) -> tuple[str, bool]:
+        """Clean a message and apply the size limit. Returns ``(text, truncated)``.
+
+        Raises:
+            InvalidInputError: not a str, or too long with ``oversize="reject"``.
+        """
+        if not isinstance(message, str):
+            raise InvalidInputError(
+                f"The 'message' parameter of {type(self).__name__}.extract must be a str. "
+                f"Got {type(message).__name__} instead.")
+        text = strip_control(message).strip()
+        if len(text) <= self.max_chars:
+            return text, False
+        if self.oversize == "reject":
+            raise InvalidInputError(
+                f"The 'message' parameter of {type(self).__name__}.extract must be at most {self.max_chars} "
+                f"characters. Got {len(text)} instead.")
+        log.warning("message of %d characters truncated to %d", len(text), self.max_chars)
+        return text[: self.max_chars], True
+
+    def extract(self, message: str, *, lang: str | None = None, ref_time: datetime | None = None,
+                topic: str | None = None) -> ExtractionResult:
+        """Extract facts, tone and a fatigue signal from one user message.
+
+        Args:
+            message: the user's message (any language; control characters are removed).
+            lang: ``it``/``en``/``zh`` for templates; ``None`` guesses per sentence.
+            ref_time: resolves relative dates ("ieri", "last Friday"); ``None`` leaves them unresolved.
+            topic: topic label attached to every fact.
+
+        Returns:
+            An :class:`ExtractionResult` (empty facts for an empty or emoji-only message).
+
+        Raises:
+            InvalidInputError: ``message`` is not a str, or too long with ``oversize="reject"``.
+        """
+        text, truncated = self.prepare(message)
+        sig = measure(text)
+        facts: list[Fact] = []
+        seen: set[tuple[str | None, str]] = set()
+        clauses = [c for s in split_sentences(text) for c in _CLAUSE.split(s) if c and c.strip()]
+        for sentence in clauses:
+            for f in self._sentence_facts(sentence, lang=lang, ref_time=ref_time, topic=topic):
+                k = (f.key, (f.value or f.content).casefold())
+                if k not in seen:
+                    seen.add(k)
+                    facts.append(f)
+        return ExtractionResult(
+            facts=tuple(facts), tone=sig.tone, fatigue_signal=sig.fatigue, lang=lang or sig.lang,
+            n_chars=sig.n_chars, n_words=sig.n_words, has_emoji=sig.has_emoji, truncated=truncated,
+            extractor=self.name, signals=dict(sig.components),
+        )
+
+    # ------------------------------------------------------------------------------------------
+    def _skip(self, s: str) -> bool:
+        if len(s) > MAX_SENTENCE_CHARS or not any(c.isalpha() for c in s):
+            return True
+        if s.rstrip().endswith(("?", "？")) or _QUESTION_START.match(s):
+            return True
+        core = _LEAD.sub("", s).strip()
+        return bool(_CONDITIONAL.match(core) or _REACTION.match(s) or not core)
+
+    def _sentence_facts(self, sentence: str, *, lang: str | None, ref_time: datetime | None,
+                        topic: str | None) -> list[Fact]:
+        if self._skip(sentence):
+            return []
+        slang = lang or detect_lang(sentence)
+        hedged = bool(_HEDGE.search(sentence))
+        corrected = bool(_CORRECTION.search(sentence))
+        feminine = bool(_FEMININE.search(sentence))
+        kws = keywords(sentence)
+        keyed: list[Fact] = []
+        ents: Sequence[Any] = ()
+        if self.entities:
+            from memlab.entities import extract_entities
+
+            ents = extract_entities(sentence, lang=slang if slang in ("it", "en", "zh") else None, ref_time=ref_time)
+
+        def add(key: str, value: str, shown: str, rule: str, base: float = 0.9) -> None:
+            conf = 0.95 if corrected else base
+            if hedged:
+                conf -= 0.2
+            text = render_slot(key, shown, lang=slang, feminine=feminine)
+            extra = tuple(w for w in keywords(shown) if w not in kws)
+            keyed.append(Fact(content=text, confidence=round(min(1.0, max(0.0, conf)), 3), key=key, value=value,
+                              type=_slot_type(key), keywords=(kws + extra)[:6], topic=topic, evidence=sentence,
+                              rule=rule))
+
+        for e in ents:
+            slot = _ATTR_SLOT.get(e.attribute or "")
+            if slot is None or e.subject != "user":
+                continue
+            if _NEGATION.search(sentence[max(0, e.start - 30) : e.start]):
+                continue
+            if slot == "preferred_name" and not _NAME_TRIGGER.search(sentence[max(0, e.start - 30) : e.start]):
+                continue
+            if e.kind == "number":
+                value = _fmt_number(e.value)
+                add(slot, value, value, f"entity:{e.attribute}")
+            elif e.kind == "date":
+                add(slot, str(e.value), e.text, f"entity:{e.attribute}")
+            else:
+                v = e.text.strip()
+                # a name, city or employer is a proper noun (capitalised) or CJK: "I live in the city" is no slot
+                if not v or not (v[0].isupper() or _CJK_CHAR.match(v)) or v.casefold() in _NOT_NAMES:
+                    continue
+                add(slot, v, v, f"entity:{e.attribute}")
+        low = sentence
+        if not any(f.key == "employer" for f in keyed):
+            m = _EMPLOYER.search(low)
+            if m and not _NEGATION.search(low[max(0, m.start() - 12) : m.start() + 12]):
+                v = m.group("v").strip(" .'")
+                add("employer", v, v, "employer")
+        for rx in _JOB_RULES:
+            m = rx.search(low)
+            if m and not _NEGATION.search(low[max(0, m.start() - 12) : m.start()]):
+                v = m.group("v").strip().casefold()
+                add("job_title", v, v, "job")
+                break
+        for value, rx in _DIET.items():
+            if rx.search(low):
+                add("diet", value, value if slang != "it" else _IT_DIET.get(value, value), "diet")
+                break
+        for value, rx in _MARITAL.items():
+            m = rx.search(low)
+            if m and not _NEGATION.search(low[max(0, m.start() - 8) : m.start()]):
+                add("marital_status", value, value if slang != "it" else _IT_MARITAL.get(value, value), "marital")
+                break
+        for rx in _FAV_RULES:
+            m = rx.search(low)
+            if m and m.group("what").casefold() in _FAV_WHAT:
+                v = _ARTICLE.sub("", m.group("v").strip()) or m.group("v").strip()
+                add(_FAV_WHAT[m.group("what").casefold()], v.casefold(), v, "favourite")
+                break
+        m = _PREFER.search(low)
+        if m:
+            d = _DRINKS.match(m.group("v").strip())
+            if d:
+                add("favourite_drink", d.group("v").casefold(), d.group("v"), "prefer", base=0.85)
+        if keyed or not self.free_facts:
+            return keyed
+        return self._free_fact(sentence, slang, hedged, kws, ents, topic)
+
+    def _free_fact(self, sentence: str, slang: str, hedged: bool, kws: tuple[str, ...], ents: Sequence[Any],
+                   topic: str | None) -> list[Fact]:
+        if _SOCIAL.search(sentence):
+            return []
+        if slang == "zh":
+            fp, sp = sentence.count("我"), sentence.count("你")
+        elif slang == "en":
+            if _GENERIC_EN.match(_LEAD.sub("", sentence)):
+                return []
+            fp, sp = len(_FP_EN.findall(sentence)), len(_SP_EN.findall(sentence))
+        else:
+            fp, sp = len(_FP_IT.findall(sentence)), len(_SP_IT.findall(sentence))
+        if fp == 0 or sp >= fp:
+            return []
+        n_content = len(kws) if slang != "zh" else word_count(sentence) // 2
+        # an entity about the user ("I have 3 kids", "ho 2 gatti") is content enough
+        counted = any(e.subject == "user" and e.attribute == "count" for e in ents)
+        if n_content < (1 if any(e.subject == "user" for e in ents) else self.min_content_words):
+            return []
+        content = _clean_sentence(sentence)
+        if not content or word_count(content) < 3:
+            return []
+        other = [e for e in ents if e.subject != "user"]
+        ftype = "preference" if _PREF.search(sentence) else ("relation" if other else "fact")
+        conf = (0.8 if counted else 0.6 + (0.1 if ents else 0.0)) - (0.15 if hedged else 0.0)
+        extra = tuple(str(e.value) for e in ents if isinstance(e.value, str) and str(e.value) not in kws)
+        return [Fact(content=content, confidence=round(conf, 3), type=ftype, keywords=(kws + extra)[:6], topic=topic,
+                     evidence=sentence, rule="count" if counted else "first-person")]
+
+
+_IT_DIET = {"vegetarian": "vegetariana", "vegan": "vegana", "pescatarian": "pescetariana", "gluten-free": "senza glutine"}
+_IT_MARITAL = {"married": "sposato/a", "single": "single", "divorced": "divorziato/a", "engaged": "fidanzato/a",
+               "widowed": "vedovo/a"}
+
+
+def _slot_type(key: str) -> str:
+    from memlab.extraction.slots import SLOTS
+
+    spec = SLOTS.get(key)
+    return spec.type if spec else "fact"

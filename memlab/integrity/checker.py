@@ -1,0 +1,525 @@
+"""``SemanticIntegrityChecker``: layered contradiction detection over a :class:`~memlab.store.MemoryStore`.
+
+Levels, cheap to expensive (DESIGN §1.3); each level can decide a pair or pass it on:
+
+1. **candidates** — which earlier memories of the *same user* to compare with:
+
+   * ``faiss``: the top-N (``integrity_max_similar_memories``) active memories by cosine, kept when the
+     cosine is above the candidate threshold (``similarity_threshold``, or the embedder's calibrated
+     ``thresholds.candidate`` when the setting is ``None``);
+   * ``same_key``: every active memory with the same ``key`` (and project);
+   * ``version``: the memory this one superseded, or the one it lost to (inactive, but the user must be asked);
+   * ``attribute``: memories that speak about the same attribute as this one, found *without* the cosine,
+     because an English embedder scores Italian/Chinese pairs low (DESIGN §3): the item's entities and
+     pattern facts name attribute groups (birth, height, residence, name, diet, marital status ...); each
+     group has cue words (``nat``, ``born``, ``compleann``, ``生日`` ...) that select the user's active
+     memories with a SQL ``LIKE`` prefilter (most recent first, capped); those rows go through entity
+     extraction (cached per memory id) and stay candidates only if they really share an attribute group;
+   * ``exhaustive`` (``integrity_check_exhaustive=True``): every active memory of the user.
+
+2. **entities** — same attribute + same subject + different normalised value (dates, numbers with units,
+   names, places, organisations), and same key with a different value.
+3. **patterns** — rules of :mod:`memlab.integrity.patterns` (born vs birthday, exclusive preferences, diet,
+   marital status, project status, ...). This level also decides *consistent* pairs of short statements
+   whose structured facts agree (paraphrase, another person's fact, birthday vs anniversary, two events,
+   two different likes: :func:`~memlab.integrity.patterns.consistent_reason`), so they never reach the judge.
+4. **judge** — the pairs still undecided go to the judge in ONE batch; a contradiction is reported only at
+   probability >= ``integrity_confidence_threshold``.
+
+``check`` is a pure function of the store's state and the item: it writes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memlab.entities import STABLE_ATTRIBUTES, Entity, EntityKind, extract_entities
+from memlab.errors import InvalidInputError, JudgeError, NotFoundError
+from memlab.integrity import explain as X
+from memlab.integrity.patterns import Facts, compare_facts, consistent_reason, summarise
+from memlab.protocols import Judge
+from memlab.records import ConflictType, Contradiction, IntegrityResult, Label, MemoryItem, Urgency
+
+__all__ = ["LEVELS", "IntegrityConfig", "SemanticIntegrityChecker"]
+
+log = logging.getLogger(__name__)
+
+#: Decision levels after candidate selection, in order.
+LEVELS: tuple[str, ...] = ("entities", "patterns", "judge")
+
+_KIND_TYPE = {
+    EntityKind.DATE: ConflictType.DATE,
+    EntityKind.NUMBER: ConflictType.NUMBER,
+    EntityKind.NAME: ConflictType.NAME,
+    EntityKind.PLACE: ConflictType.PLACE,
+    EntityKind.ORG: ConflictType.OTHER,
+}
+_UPDATE_ATTRS = {"lives_in", "works_at", "name", "weight", "count"}
+
+#: attribute group -> SQL LIKE fragments used to pull candidates that share an attribute (lower-cased text).
+ATTRIBUTE_GROUPS: dict[str, tuple[str, ...]] = {
+    "birth": ("nat", "nasc", "born", "birth", "compleann", "bday", "生日", "出生", "生于"),
+    "anniversary": ("anniversar", "纪念", "wedding"),
+    "deadline": ("scad", "deadline", "due", "entro", "consegn", "截止"),
+    "height": ("alt", "tall", "height", "statura", "cm", "身高", "feet", "ft"),
+    "weight": ("pes", "weigh", "kg", "chil", "lb", "pound", "体重", "公斤", "斤"),
+    "age": ("anni", "year", "old", "età", "age", "岁"),
+    "name": ("chiam", "name", "call me", "叫", "名字"),
+    "lives_in": ("abit", "viv", "live", "moved", "trasfer", "resid", "住", "搬"),
+    "from_place": ("nat", "from", "vengo", "origin", "来自", "老家"),
+    "works_at": ("lavor", "work", "employ", "工作", "上班"),
+    "count": ("ho ", "have", "有"),
+    "preference": ("prefer", "favo", "preferit", "piac", "love", "like", "hate", "odio", "adoro", "喜欢", "讨厌", "amo "),
+    "diet": ("veg", "carne", "meat", "steak", "bistecc", "burger", "chicken", "pollo", "素", "肉"),
+    "marital": ("single", "sposat", "married", "wife", "husband", "moglie", "marito", "divor", "nubile", "celibe", "结婚",
+                "单身", "离婚"),
+    "status": ("progett", "project"),
+    "gender": ("性别", "女", "男", "woman", "man", "girl", "guy", "donna", "uomo", "ragazz"),
+    "zodiac": ("座", "zodiac", "aries", "taurus", "gemini", "cancer", "leo", "virgo", "libra", "scorpio",
+               "sagittar", "capricorn", "aquari", "pisces", "segno"),
+}
+_ATTR_TO_GROUP = {"born": "birth", "birthday": "birth", "anniversary": "anniversary", "deadline": "deadline",
+                  "height": "height", "weight": "weight", "age": "age", "name": "name", "lives_in": "lives_in",
+                  "from_place": "from_place", "works_at": "works_at", "count": "count"}
+
+
+class IntegrityConfig(BaseModel):
+    """Settings of a :class:`SemanticIntegrityChecker` (built from :class:`memlab.config.Settings` + overrides).
+
+    Attributes:
+        confidence_threshold: report a contradiction only at confidence >= this.
+        max_similar: top-N similar memories from FAISS.
+        exhaustive: compare with every active memory of the user.
+        similarity_threshold: cosine above which a FAISS neighbour is a candidate, in the embedder's own scale;
+            ``None`` (default, as in :class:`memlab.config.Settings`) = the embedder's calibrated
+            ``thresholds.candidate``.
+        lang: language of explanations.
+        levels: decision levels to run (a subset of :data:`LEVELS`, in order).
+        max_attribute_candidates: cap on memories pulled per attribute group.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    confidence_threshold: float = Field(0.8, ge=0.0, le=1.0)
+    max_similar: int = Field(10, ge=1)
+    exhaustive: bool = False
+    similarity_threshold: float | None = Field(None, ge=-1.0, le=1.0)
+    lang: Literal["it", "en"] = "it"
+    levels: tuple[Literal["entities", "patterns", "judge"], ...] = LEVELS
+    max_attribute_candidates: int = Field(50, ge=0)
+
+
+@dataclass(slots=True)
+class _Candidate:
+    item: MemoryItem
+    similarity: float | None = None
+    sources: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class _Pair:
+    new: MemoryItem
+    old: _Candidate
+    decided: Contradiction | None = None
+    undecided: bool = True
+
+
+class SemanticIntegrityChecker:
+    """Find contradictions between a memory and the rest of its owner's memories.
+
+    Args:
+        store: the memory store (read only).
+        judge: a :class:`~memlab.protocols.Judge`, a judge name for ``memlab.judges.load_judge`` (loaded lazily,
+            on the first pair that reaches the judge), or ``None`` to use ``settings.judge``.
+        settings: a :class:`memlab.config.Settings` (its ``integrity_*``, ``similarity_threshold``, ``lang`` and
+            ``judge`` fields are used), or ``None`` for the defaults. The checker never reads the environment.
+        **overrides: :class:`IntegrityConfig` fields (``confidence_threshold``, ``max_similar``, ``exhaustive``,
+            ``similarity_threshold``, ``lang``, ``levels``, ``max_attribute_candidates``).
+
+    Raises:
+        InvalidInputError: an unknown or invalid override.
+
+    Example:
+        >>> from memlab.store import MemoryStore
+        >>> from memlab.testing import FakeEmbedder, ScriptedJudge
+        >>> store = MemoryStore(":memory:", embedder=FakeEmbedder())
+        >>> a = store.add("u1", "L'utente è nato il 12 luglio 1990")
+        >>> b = store.add("u1", "Il compleanno dell'utente è il 15 agosto")
+        >>> res = SemanticIntegrityChecker(store, ScriptedJudge(default=0.0)).check(b)
+        >>> res.has_contradiction, res.contradictions[0].type.value, res.contradictions[0].decided_by
+        (True, 'date', 'patterns')
+    """
+
+    def __init__(self, store: Any, judge: Judge | str | None = None, settings: Any = None, **overrides: Any) -> None:
+        base: dict[str, Any] = {}
+        judge_name = "default"
+        if settings is not None:
+            base = {
+                "confidence_threshold": settings.integrity_confidence_threshold,
+                "max_similar": settings.integrity_max_similar_memories,
+                "exhaustive": settings.integrity_check_exhaustive,
+                "similarity_threshold": settings.similarity_threshold,
+                "lang": settings.lang,
+            }
+            judge_name = getattr(settings, "judge", "default") or "default"
+        base.update(overrides)
+        try:
+            self.config = IntegrityConfig(**base)
+        except Exception as exc:  # pydantic ValidationError -> memlab's error, same message style
+            raise InvalidInputError(f"Invalid settings for SemanticIntegrityChecker: {exc}") from exc
+        self.store = store
+        self._judge: Judge | None = judge if (judge is not None and not isinstance(judge, str)) else None
+        self._judge_name = judge if isinstance(judge, str) else (getattr(judge, "name", None) or judge_name)
+        self._facts: OrderedDict[int, Facts] = OrderedDict()
+        self._facts_cap = 100_000
+
+    # ------------------------------------------------------------------ public
+    @property
+    def judge(self) -> Judge:
+        """The judge (loaded on first use when given by name)."""
+        if self._judge is None:
+            from memlab.judges import load_judge
+
+            self._judge = load_judge(self._judge_name)
+        return self._judge
+
+    @property
+    def candidate_threshold(self) -> float:
+        """The cosine threshold in use (the setting, or the embedder's calibrated candidate threshold)."""
+        if self.config.similarity_threshold is not None:
+            return float(self.config.similarity_threshold)
+        th = getattr(getattr(self.store, "embedder", None), "thresholds", None)
+        return float(getattr(th, "candidate", 0.7))
+
+    def get_params(self) -> dict[str, Any]:
+        """JSON-able description, recorded in eval runs."""
+        judge_params: Any = self._judge_name
+        if self._judge is not None and hasattr(self._judge, "get_params"):
+            judge_params = self._judge.get_params()
+        return {**self.config.model_dump(), "candidate_threshold": self.candidate_threshold, "judge": judge_params}
+
+    def check(self, item: MemoryItem | int) -> IntegrityResult:
+        """Check one stored memory against its owner's other memories.
+
+        Args:
+            item: the memory (or its id). It must be stored; its owner is read from the store, never trusted
+                from the argument.
+
+        Returns:
+            An :class:`~memlab.records.IntegrityResult` (contradictions strongest first).
+
+        Raises:
+            NotFoundError: the item is not in the store.
+            JudgeError: the judge failed.
+        """
+        return self._check_many([self._resolve(item)], only_earlier=False)[0]
+
+    def check_all(self, user_id: str, *, batch_size: int = 64, progress: bool = True) -> list[IntegrityResult]:
+        """Exhaustively check every active memory of ``user_id`` (each pair once: against earlier memories).
+
+        Candidates are all the user's earlier active memories (plus version links); undecided pairs of a batch
+        of ``batch_size`` memories go to the judge together. A tqdm bar shows progress.
+
+        Returns:
+            One result per active memory, in id order.
+        """
+        from tqdm.auto import tqdm
+
+        from memlab._validation import check_positive_int, check_user_id
+
+        user_id = check_user_id(user_id, owner="SemanticIntegrityChecker.check_all")
+        batch_size = check_positive_int(batch_size, name="batch_size", owner="SemanticIntegrityChecker.check_all")
+        items = list(self.store.iter_all(user_id))
+        out: list[IntegrityResult] = []
+        with tqdm(total=len(items), desc="integrity", disable=not progress) as bar:
+            for start in range(0, len(items), batch_size):
+                chunk = items[start : start + batch_size]
+                out.extend(self._check_many(chunk, only_earlier=True, everyone=items))
+                bar.update(len(chunk))
+        return out
+
+    # ------------------------------------------------------------------ internals
+    def _resolve(self, item: MemoryItem | int) -> MemoryItem:
+        item_id = item.id if isinstance(item, MemoryItem) else item
+        if isinstance(item_id, bool) or not isinstance(item_id, int):
+            raise NotFoundError(f"SemanticIntegrityChecker.check needs a MemoryItem or an int id. Got {item!r} instead.")
+        return self.store.get(int(item_id))
+
+    def facts(self, item: MemoryItem) -> Facts:
+        """Entities + pattern facts of a memory (cached by id; memory texts never change)."""
+        f = self._facts.get(item.id)
+        if f is not None and f.text == item.text:
+            self._facts.move_to_end(item.id)
+            return f
+        ents = tuple(extract_entities(item.text, ref_time=item.created_at))
+        f = summarise(item.text, ents, item.created_at)
+        self._facts[item.id] = f
+        if len(self._facts) > self._facts_cap:
+            self._facts.popitem(last=False)
+        return f
+
+    def _groups(self, f: Facts) -> set[str]:
+        groups = {_ATTR_TO_GROUP[e.attribute] for e in f.entities if e.attribute in _ATTR_TO_GROUP}
+        if f.prefs or f.likes:
+            groups.add("preference")
+        for name in ("diet", "marital", "gender", "zodiac"):
+            if getattr(f, name):
+                groups.add(name)
+        if f.status:
+            groups.add("status")
+        return groups
+
+    def candidates(self, item: MemoryItem, *, only_earlier: bool = False,
+                   everyone: Sequence[MemoryItem] | None = None) -> list[tuple[MemoryItem, float | None, set[str]]]:
+        """The memories ``item`` is compared with: ``(memory, cosine or None, sources)``.
+
+        Sources are ``faiss``, ``same_key``, ``version``, ``attribute``, ``exhaustive`` (see the module docs).
+        Only memories of ``item``'s owner are ever returned.
+        """
+        return [(c.item, c.similarity, c.sources) for c in self._candidates(item, only_earlier, everyone)]
+
+    def _candidates(self, item: MemoryItem, only_earlier: bool,
+                    everyone: Sequence[MemoryItem] | None) -> list[_Candidate]:
+        st = self.store
+        uid = item.user_id
+        found: dict[int, _Candidate] = {}
+
+        def add(m: MemoryItem, source: str, sim: float | None = None) -> None:
+            if m.id == item.id or m.user_id != uid or (only_earlier and m.id > item.id and source != "version"):
+                return
+            c = found.setdefault(m.id, _Candidate(m))
+            c.sources.add(source)
+            if sim is not None:
+                c.similarity = sim
+
+        if self.config.exhaustive or everyone is not None:
+            pool = everyone if everyone is not None else list(st.iter_all(uid))
+            for m in pool:
+                add(m, "exhaustive")
+        else:
+            vec = st.vectors([item.id])[0]
+            th = self.candidate_threshold
+            for m, s in st.search_by_vector(uid, vec, self.config.max_similar, exclude=[item.id]):
+                if s > th:
+                    add(m, "faiss", s)
+            if item.key is not None:
+                for m in st.list(uid, key=item.key, project_id=item.project_id):
+                    if m.project_id == item.project_id:
+                        add(m, "same_key")
+            if self.config.max_attribute_candidates > 0:
+                self._attribute_candidates(item, add)
+        for link in (item.supersedes, item.superseded_by):
+            if link is not None:
+                try:
+                    m = st.get(int(link), user_id=uid)
+                except NotFoundError:
+                    continue
+                add(m, "version")
+        return sorted(found.values(), key=lambda c: c.item.id)
+
+    def _attribute_candidates(self, item: MemoryItem, add: Any) -> None:
+        f = self.facts(item)
+        groups = self._groups(f)
+        if not groups:
+            return
+        db = self.store.db
+        for g in sorted(groups):
+            likes = ATTRIBUTE_GROUPS[g]
+            where = " OR ".join("lower(text) LIKE ?" for _ in likes)
+            rows = db.query(
+                f"SELECT id FROM memories WHERE user_id = ? AND is_active = 1 AND id != ? AND ({where}) "
+                f"ORDER BY id DESC LIMIT ?",
+                (item.user_id, item.id, *[f"%{t}%" for t in likes], self.config.max_attribute_candidates),
+            )
+            if not rows:
+                continue
+            for m in self.store.get_many([int(r["id"]) for r in rows]):
+                if g in self._groups(self.facts(m)):
+                    add(m, "attribute")
+
+    def _check_many(self, items: Sequence[MemoryItem], *, only_earlier: bool,
+                    everyone: Sequence[MemoryItem] | None = None) -> list[IntegrityResult]:
+        levels = self.config.levels
+        per_item: list[tuple[MemoryItem, list[_Pair], dict[str, float]]] = []
+        for item in items:
+            t0 = time.perf_counter()
+            cands = self._candidates(item, only_earlier, everyone)
+            t1 = time.perf_counter()
+            pairs = [_Pair(item, c) for c in cands]
+            stage = {"candidates": (t1 - t0) * 1000}
+            if "entities" in levels:
+                for p in pairs:
+                    p.decided = self._entities_level(p)
+                    p.undecided = p.decided is None
+            t2 = time.perf_counter()
+            stage["entities"] = (t2 - t1) * 1000
+            if "patterns" in levels:
+                for p in pairs:
+                    if p.undecided:
+                        p.decided = self._patterns_level(p)
+                        # a short pair whose facts are known to agree is decided "consistent": no judge call
+                        p.undecided = p.decided is None and consistent_reason(
+                            self.facts(p.old.item), self.facts(p.new)) is None
+            stage["patterns"] = (time.perf_counter() - t2) * 1000
+            per_item.append((item, pairs, stage))
+        if "judge" in levels:
+            todo = [p for _, pairs, _ in per_item for p in pairs if p.undecided]
+            sent = [sum(1 for p in pairs if p.undecided) for _, pairs, _ in per_item]
+            t3 = time.perf_counter()
+            if todo:
+                self._judge_level(todo)
+            judge_ms = (time.perf_counter() - t3) * 1000
+            for (_, _, stage), mine in zip(per_item, sent, strict=True):
+                # one batch for all items: each item is charged its share of the pairs it sent
+                stage["judge"] = judge_ms * mine / len(todo) if todo else 0.0
+        out = []
+        th = self.config.confidence_threshold
+        for item, pairs, stage in per_item:
+            cons = [p.decided for p in pairs if p.decided is not None and p.decided.confidence >= th]
+            cons.sort(key=lambda c: (-c.confidence, c.other_id))
+            out.append(IntegrityResult(
+                item_id=item.id, has_contradiction=bool(cons), contradictions=tuple(cons),
+                confidence=max((c.confidence for c in cons), default=0.0), n_candidates=len(pairs),
+                stage_ms=stage))
+        return out
+
+    def _make(self, p: _Pair, *, confidence: float, type: ConflictType, explanation: str, level: str,
+              **details: Any) -> Contradiction:
+        return Contradiction(
+            memory_id=p.new.id, other_id=p.old.item.id, memory_text=p.new.text, other_text=p.old.item.text,
+            confidence=float(confidence), type=type, urgency=Urgency.HIGH, explanation=explanation, decided_by=level,
+            details={"candidate_sources": sorted(p.old.sources), "similarity": p.old.similarity, **details},
+        )
+
+    # ------------------------------------------------------------------ level: entities
+    def _entities_level(self, p: _Pair) -> Contradiction | None:
+        lang = self.config.lang
+        new, old = p.new, p.old.item
+        if new.key is not None and new.key == old.key and new.project_id == old.project_id \
+                and new.value is not None and old.value is not None:
+            hit = _compare_values(old.value, new.value)
+            if hit is not None:
+                kind, ov, nv = hit
+                return self._make(p, confidence=0.9, type=_key_type(new.key, kind), level="entities",
+                                  explanation=X.explain_key(new.key, ov, nv, lang=lang), source="key", key=new.key,
+                                  values=[old.value, new.value])
+        fn, fo = self.facts(new), self.facts(old)
+        for x in fn.entities:
+            if x.attribute not in STABLE_ATTRIBUTES:
+                continue
+            for y in fo.entities:
+                if not _comparable(y, x, old, new):
+                    continue
+                if _differs(y, x, old.created_at, new.created_at):
+                    update = x.attribute in _UPDATE_ATTRS
+                    conf = 0.85 if x.kind in (EntityKind.PLACE, EntityKind.ORG) else 0.9
+                    return self._make(
+                        p, confidence=conf, type=_KIND_TYPE[x.kind], level="entities",
+                        explanation=X.explain_entities(x.attribute or "", y, x, lang=lang, update=update),
+                        source="entities", attribute=x.attribute, subject=x.subject,
+                        values=[y.value, x.value], spans=[y.text, x.text], possible_update=update)
+        return None
+
+    # ------------------------------------------------------------------ level: patterns
+    def _patterns_level(self, p: _Pair) -> Contradiction | None:
+        hit = compare_facts(self.facts(p.old.item), self.facts(p.new))
+        if hit is None:
+            return None
+        return self._make(p, confidence=hit.confidence, type=hit.type, level="patterns",
+                          explanation=X.explain_pattern(hit.rule, hit.old, hit.new, lang=self.config.lang),
+                          rule=hit.rule, possible_update=hit.update,
+                          values=[_plain(hit.old), _plain(hit.new)])
+
+    # ------------------------------------------------------------------ level: judge
+    def _judge_level(self, pairs: list[_Pair]) -> None:
+        texts = [(p.old.item.text, p.new.text) for p in pairs]
+        try:
+            verdicts = self.judge.judge(texts)
+        except JudgeError:
+            raise
+        except Exception as exc:  # a judge is third-party code: surface it as memlab's error
+            raise JudgeError(f"Judge {self._judge_name!r} failed on {len(texts)} pairs: {exc}") from exc
+        if len(verdicts) != len(pairs):
+            raise JudgeError(f"Judge {self._judge_name!r} returned {len(verdicts)} verdicts for {len(pairs)} pairs.")
+        for p, v in zip(pairs, verdicts, strict=True):
+            p.undecided = False
+            if v.label is Label.ABSTAIN:
+                continue
+            prob = float(v.probability)
+            if prob >= self.config.confidence_threshold:
+                p.decided = self._make(
+                    p, confidence=prob, type=self._guess_type(p), level="judge",
+                    explanation=X.explain_judge(p.old.item.text, p.new.text, prob, lang=self.config.lang),
+                    judge=v.judge, label=v.label.value, rationale=v.rationale)
+
+    def _guess_type(self, p: _Pair) -> ConflictType:
+        a = {e.kind for e in self.facts(p.old.item).entities}
+        b = {e.kind for e in self.facts(p.new).entities}
+        for kind in (EntityKind.DATE, EntityKind.NUMBER, EntityKind.NAME, EntityKind.PLACE):
+            if kind in a and kind in b:
+                return _KIND_TYPE[kind]
+        return ConflictType.OTHER
+
+
+# ---------------------------------------------------------------------- helpers
+def _plain(v: str | Entity) -> str | float:
+    return v.value if isinstance(v, Entity) else v
+
+
+def _comparable(old: Entity, new: Entity, old_item: MemoryItem, new_item: MemoryItem) -> bool:
+    if old.attribute != new.attribute or old.kind is not new.kind or old.subject != new.subject:
+        return False
+    if new.attribute == "count" and old.qualifier != new.qualifier:
+        return False
+    if new.attribute in ("anniversary", "deadline"):
+        same_project = new_item.project_id is not None and new_item.project_id == old_item.project_id
+        if not (old.qualifier == new.qualifier or same_project):
+            return False
+    if new.relative or old.relative:
+        return new.attribute in ("born", "deadline")
+    return True
+
+
+def _differs(old: Entity, new: Entity, t_old: datetime | None, t_new: datetime | None) -> bool:
+    if new.attribute in ("birthday", "anniversary") and old.day_month and new.day_month:
+        return old.day_month != new.day_month
+    if new.attribute == "age" and t_old is not None and t_new is not None:
+        years = abs((t_new - t_old).days) / 365.25
+        return abs(float(new.value) - float(old.value)) > years + 1.01
+    return not old.same_value(new)
+
+
+def _compare_values(old: str, new: str) -> tuple[EntityKind | None, str, str] | None:
+    """Two slot values: ``None`` when equal (after normalisation), else ``(kind, old, new)``."""
+    a, b = extract_entities(old), extract_entities(new)
+    if len(a) == 1 and len(b) == 1 and a[0].kind is b[0].kind:
+        return None if a[0].same_value(b[0]) else (a[0].kind, old, new)
+    na, nb = " ".join(old.casefold().split()), " ".join(new.casefold().split())
+    return None if na == nb else (None, old, new)
+
+
+def _key_type(key: str, kind: EntityKind | None) -> ConflictType:
+    if kind is not None:
+        return _KIND_TYPE[kind]
+    k = key.casefold()
+    if any(t in k for t in ("birth", "date", "nascita", "compleanno", "deadline", "anniversary")):
+        return ConflictType.DATE
+    if "name" in k or "nome" in k:
+        return ConflictType.NAME
+    if any(t in k for t in ("city", "place", "loc", "country", "citta", "città", "address")):
+        return ConflictType.PLACE
+    if any(t in k for t in ("height", "weight", "age", "_cm", "_kg", "count")):
+        return ConflictType.NUMBER
+    if any(t in k for t in ("favourite", "favorite", "prefer", "diet", "drink", "food")):
+        return ConflictType.PREFERENCE
+    if "status" in k:
+        return ConflictType.STATUS
+    return ConflictType.OTHER

@@ -1,0 +1,473 @@
+"""Pattern rules for contradictions that are not "same attribute, different value".
+
+Each rule reads a :class:`Facts` summary of one memory text (built once per memory and cached by the
+checker) and compares two summaries. Italian, English and (where sensible) Chinese surface forms.
+
+Rules (each returns a :class:`PatternHit` or ``None``):
+
+* ``born_vs_birthday``: a birth date and a birthday (same person) on different day-months.
+* ``age_vs_birth_year``: a stated age that does not fit a stated birth year (at the memories' record time).
+* ``exclusive_preference``: "preferisco il tè" vs "preferisco il caffè"; "my favourite colour is red" vs "... blue".
+* ``like_vs_dislike``: "I love dogs" vs "I hate dogs" (same object, opposite polarity).
+* ``diet``: vegetarian / vegan vs eating meat.
+* ``marital``: single vs married / divorced / engaged ("my wife" implies married).
+* ``project_status``: the same project started / in progress vs completed.
+* ``occupation``: "I'm a nurse" vs "I'm a teacher" (first person, closed job vocabulary).
+* ``gender`` and ``zodiac``: profile attributes with closed vocabularies (KvPI-style profiles).
+* ``negation``: the same first-person statement with and without a negation.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memlab.entities import Entity, EntityKind
+from memlab.records import ConflictType
+
+__all__ = ["RULES", "Facts", "PatternHit", "compare_facts", "consistent_reason", "summarise"]
+
+
+@dataclass(frozen=True, slots=True)
+class PatternHit:
+    """One rule that fired on a pair.
+
+    Attributes:
+        rule: rule name (``born_vs_birthday`` ...).
+        type: conflict type.
+        confidence: rule confidence in [0, 1].
+        old: the older memory's value: the phrase as written, or the :class:`~memlab.entities.Entity`.
+        new: the newer memory's value, same form.
+        update: the conflict may be a legitimate change over time (status, marital status, diet ...).
+    """
+
+    rule: str
+    type: ConflictType
+    confidence: float
+    old: str | Entity
+    new: str | Entity
+    update: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What the pattern rules need to know about one memory text."""
+
+    text: str
+    entities: tuple[Entity, ...]
+    created_at: datetime | None
+    prefs: tuple[tuple[str, str, str], ...] = ()  # (category, object, raw) for "prefer"/"favourite"
+    likes: tuple[tuple[str, int, str], ...] = ()  # (object, +1/-1, raw)
+    diet: tuple[str, str] | None = None  # ("veg" | "meat", raw)
+    marital: tuple[str, str] | None = None
+    status: tuple[tuple[str, str, str], ...] = ()  # (project, "started"|"completed", raw)
+    occupation: tuple[str, str] | None = None
+    gender: tuple[str, str] | None = None
+    zodiac: tuple[str, str] | None = None
+    negated_core: tuple[frozenset[str], bool] | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def _norm(s: str) -> str:
+    s = unicodedata.normalize("NFKC", s).casefold().replace("’", "'")
+    return re.sub(r"\s+", " ", s).strip()
+
+
+_ART = r"(?:(?:il|lo|la|l'|i|gli|le|un|uno|una|un'|the|a|an|some|del|della|dei|delle)\s*)?"
+_OBJ = r"(?P<obj>[\w'àèéìòù-]+(?:\s+(?!and\b|e\b|or\b|o\b|but\b|ma\b|with\b|con\b|too\b|anche\b|more\b|than\b|di\b|rather\b)[\w'àèéìòù-]+){0,2})"
+
+# ------------------------------------------------------------------ preferences
+_DRINKS = {"tè": "tea", "te": "tea", "the": "tea", "tea": "tea", "caffè": "coffee", "caffe": "coffee",
+           "coffee": "coffee", "茶": "tea", "咖啡": "coffee", "cioccolata": "chocolate", "hot chocolate": "chocolate",
+           "succo": "juice", "juice": "juice", "vino": "wine", "wine": "wine", "birra": "beer", "beer": "beer"}
+_PREF_RE = [
+    re.compile(rf"\b(?:preferisc[oe]|preferiamo|i prefer|i'd prefer|prefers|user prefers)\s+{_ART}{_OBJ}", re.I),
+    re.compile(rf"\b(?:my|il mio|la mia|i miei|le mie)\s+(?P<cat>[\w-]+)\s+(?:preferit[oaie]|favou?rite)\s+(?:è|sono|is|are)\s+{_ART}{_OBJ}", re.I),
+    re.compile(rf"\b(?:my\s+)?favou?rite\s+(?P<cat>[\w-]+)\s+(?:is|are)\s+{_ART}{_OBJ}", re.I),
+    re.compile(rf"\b(?:il mio|la mia)\s+(?P<cat>[\w-]+)\s+(?:preferit[oa])\s+{_ART}{_OBJ}", re.I),
+    re.compile(r"最喜欢(?:的(?P<cat>[\u4e00-\u9fff]{1,3})是)?(?P<obj>[\u4e00-\u9fff]{1,4})"),
+]
+
+# ------------------------------------------------------------------ likes / dislikes
+_NEG_LIKE = re.compile(
+    rf"\b(?:i\s+(?:really\s+)?(?:hate|dislike|detest|can't stand|cannot stand|don't like|do not like|don't love|"
+    rf"don't enjoy|do not enjoy|am not a fan of|'m not a fan of|am allergic to|'m allergic to)|"
+    rf"non mi piac(?:e|ciono)|odio|detesto|non sopporto|sono allergic[oa] (?:a|al|alla|ai|alle|agli))\s+{_ART}{_OBJ}"
+    r"|(?:我不喜欢|我讨厌|我不爱)(?P<zobj>[\u4e00-\u9fff]{1,4})",
+    re.I,
+)
+_POS_LIKE = re.compile(
+    rf"\b(?:i\s+(?:really\s+|also\s+|just\s+)?(?:love|like|enjoy|adore)|i'm a (?:big )?fan of|i am a (?:big )?fan of|"
+    rf"(?<!non )mi piac(?:e|ciono)|(?<!non )adoro|(?<!non )amo)\s+{_ART}{_OBJ}"
+    r"|(?<!不)(?:我喜欢|我爱)(?P<zobj>[\u4e00-\u9fff]{1,4})",
+    re.I,
+)
+_LIKE_STOP = {"to", "it", "that", "this", "them", "you", "your", "when", "how", "what", "being", "doing", "going",
+              "very", "much", "so", "lot", "too", "quando", "che", "molto", "tanto", "questo", "quello", "fare",
+              "a", "the", "all", "most", "more", "one", "ones", "him", "her", "my", "la", "il"}
+
+# ------------------------------------------------------------------ diet
+_VEG = re.compile(r"\b(?:i'm|i am|im|sono|user is|l'utente è)\s+(?:a\s+|un[oa]?\s+|strict\s+)?(?:vegetarian[oa]?|vegan[oa]?|vegetariano|vegetariana)\b"
+                  r"|\b(?:i don't|i do not|i never|non)\s+(?:eat|mangio)\s+(?:any\s+)?(?:meat|carne)\b|我吃素|我是素食", re.I)
+_MEAT = re.compile(r"\b(?:i|io)?\s*(?:eat|ate|love eating|mangio|ho mangiato|adoro|love|i had)\s+(?:a\s+|una?\s+|la\s+|il\s+|some\s+)?"
+                   r"(?:meat|carne|steak|steaks|bistecca|bistecche|bacon|beef|pork|maiale|salsicce|sausages?|hamburger|burgers?|"
+                   r"pollo|chicken|prosciutto|ham|lamb|agnello)\b|我(?:爱|喜欢)?吃肉", re.I)
+
+# ------------------------------------------------------------------ marital status
+_MARITAL = [
+    ("single", re.compile(r"\b(?:i'm|i am|im|sono)\s+(?:still\s+|ancora\s+)?(?:single|nubile|celibe|not married|non sposat[oa])\b"
+                          r"|\b(?:non sono sposat[oa]|i'm not married|i am not married|never married|mai sposat[oa])\b|我单身|我是单身", re.I)),
+    ("married", re.compile(r"\b(?:i'm|i am|im|sono)\s+(?:happily\s+|felicemente\s+)?(?:married|sposat[oa])\b"
+                           r"|\b(?:my wife|my husband|mia moglie|mio marito|i got married|mi sono sposat[oa])\b|我结婚了|我老婆|我老公", re.I)),
+    ("divorced", re.compile(r"\b(?:i'm|i am|im|sono)\s+(?:divorced|divorziat[oa]|separat[oa]|separated)\b|我离婚了", re.I)),
+    ("widowed", re.compile(r"\b(?:i'm|i am|im|sono)\s+(?:a\s+)?(?:widow|widower|widowed|vedov[oa])\b", re.I)),
+]
+
+# ------------------------------------------------------------------ project status
+_PROJECT = r"(?:(?:il\s+)?progetto|(?:the\s+)?project)\s+(?P<proj>[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]*)?)"
+_STATUS: list[tuple[str, re.Pattern[str]]] = [
+    ("started", re.compile(rf"\b(?:ho|abbiamo)\s+(?:appena\s+)?(?:iniziato|avviato|cominciato|aperto)\s+{_PROJECT}", re.I)),
+    ("started", re.compile(rf"\b(?:i|we)\s+(?:just\s+|have\s+|'ve\s+)?(?:started|began|begun|kicked off|launched)\s+"
+                           rf"(?:working on\s+)?{_PROJECT}", re.I)),
+    ("started", re.compile(rf"{_PROJECT}\s+(?:è\s+|is\s+|has\s+)?(?:appena\s+|just\s+)?(?:iniziato|avviato|partito|in corso|"
+                           r"started|in progress|ongoing|underway|still open|ancora aperto)", re.I)),
+    ("completed", re.compile(rf"\b(?:ho|abbiamo)\s+(?:appena\s+)?(?:completato|finito|concluso|terminato|chiuso|consegnato)\s+"
+                             rf"{_PROJECT}", re.I)),
+    ("completed", re.compile(rf"\b(?:i|we)\s+(?:just\s+|have\s+|'ve\s+)?(?:completed|finished|wrapped up|delivered|closed)\s+"
+                             rf"{_PROJECT}", re.I)),
+    ("completed", re.compile(rf"{_PROJECT}\s+(?:è\s+|is\s+|was\s+|has been\s+)?(?:stato\s+)?(?:completato|finito|concluso|"
+                             r"terminato|chiuso|completed|finished|done|closed)", re.I)),
+]
+
+# ------------------------------------------------------------------ occupation
+_JOBS = ("nurse|teacher|doctor|lawyer|engineer|programmer|developer|student|accountant|chef|cook|waiter|waitress|"
+         "firefighter|police officer|policeman|cop|farmer|pilot|dentist|pharmacist|architect|musician|singer|artist|"
+         "writer|journalist|photographer|mechanic|electrician|plumber|carpenter|cashier|librarian|scientist|"
+         "professor|banker|salesman|truck driver|driver|soldier|veterinarian|vet|designer|actor|actress|athlete|"
+         "retired|unemployed|housewife|stay at home mom|baker|barber|hairdresser|secretary|manager|"
+         "infermier[ea]|insegnante|medico|dottore|dottoressa|avvocat[oa]|ingegnere|programmatore|programmatrice|"
+         "sviluppatore|studente|studentessa|commercialista|cuoc[oa]|camerier[ea]|pompiere|poliziotto|poliziotta|"
+         "contadin[oa]|pilota|dentista|farmacista|architetto|musicista|cantante|artista|scrittore|scrittrice|"
+         "giornalista|fotografo|fotografa|meccanico|elettricista|idraulico|falegname|cassier[ea]|bibliotecari[oa]|"
+         "scienziat[oa]|professore|professoressa|bancari[oa]|pensionat[oa]|disoccupat[oa]|casalinga|panettiere|"
+         "parrucchier[ea]|segretari[oa]|medica|veterinari[oa]|attore|attrice|atleta|"
+         "医生|护士|老师|教师|律师|工程师|程序员|学生|厨师|警察|农民|司机|会计")
+_OCC = re.compile(
+    rf"\b(?:i'm|i am|im|i work as|i worked as|sono|lavoro come|faccio (?:il|la|lo|l'))\s+(?:a\s+|an\s+|un\s+|una\s+|uno\s+|un'\s*)?"
+    rf"(?:(?:\w+\s+)?)(?P<job>{_JOBS})\b|我是(?:一名|一个|个)?(?P<zjob>{_JOBS})",
+    re.I,
+)
+_OCC_SOFT = re.compile(r"\b(?:also|anche|part[- ]time|former|ex|used to|was|ero|una volta|retired from)\b", re.I)
+
+# ------------------------------------------------------------------ gender / zodiac (profile attributes)
+_GENDER = [
+    ("female", re.compile(r"\b(?:i'm|i am|im)\s+(?:a\s+)?(?:woman|girl|female|lady|mom|mother)\b|\bsono\s+(?:una\s+)?(?:donna|ragazza|femmina|mamma)\b"
+                          r"|性别[:：]?\s*女|我是(?:个|一个)?(?:女生|女孩|女的|女人|妹子|姑娘|女孩子|宝妈)|本姑娘|老娘", re.I)),
+    ("male", re.compile(r"\b(?:i'm|i am|im)\s+(?:a\s+)?(?:man|guy|boy|male|dad|father)\b|\bsono\s+(?:un\s+)?(?:uomo|ragazzo|maschio|papà)\b"
+                        r"|性别[:：]?\s*男|我是(?:个|一个)?(?:男生|男孩|男的|男人|汉子|爷们|男孩子)|老子|哥们我", re.I)),
+]
+_ZODIAC = ("白羊|金牛|双子|巨蟹|狮子|处女|天秤|天蝎|射手|摩羯|水瓶|双鱼")
+_ZODIAC_RE = re.compile(rf"(?:星座[:：]?\s*|我是|我也是|本人)(?P<z>{_ZODIAC})座?"
+                        r"|\b(?:i'm an?|i am an?|sono (?:un|una|dell'|del))\s+(?P<w>aries|taurus|gemini|cancer|leo|virgo|libra|"
+                        r"scorpio|sagittarius|capricorn|aquarius|pisces|ariete|toro|gemelli|cancro|leone|vergine|bilancia|"
+                        r"scorpione|sagittario|capricorno|acquario|pesci)\b", re.I)
+_ZODIAC_EN = {"aries": "白羊", "ariete": "白羊", "taurus": "金牛", "toro": "金牛", "gemini": "双子", "gemelli": "双子",
+              "cancer": "巨蟹", "cancro": "巨蟹", "leo": "狮子", "leone": "狮子", "virgo": "处女", "vergine": "处女",
+              "libra": "天秤", "bilancia": "天秤", "scorpio": "天蝎", "scorpione": "天蝎", "sagittarius": "射手",
+              "sagittario": "射手", "capricorn": "摩羯", "capricorno": "摩羯", "aquarius": "水瓶", "acquario": "水瓶",
+              "pisces": "双鱼", "pesci": "双鱼"}
+
+# ------------------------------------------------------------------ negation
+_NEG_TOK = re.compile(r"\b(?:not|no|never|don't|doesn't|didn't|isn't|aren't|wasn't|can't|cannot|won't|non|mai|nessun[oa]?)\b|n't\b|不|没", re.I)
+_FIRST = re.compile(r"^\s*(?:i|i'm|i am|my|io|sono|non sono|ho|non ho|mi|il mio|la mia)\b", re.I)
+_TOKEN = re.compile(r"[\w']+")
+_FILLER = {"a", "an", "the", "really", "very", "actually", "just", "also", "too", "so", "il", "lo", "la", "un", "una",
+           "do", "does", "did", "davvero", "proprio", "anche", "molto", "yes", "yeah", "sì", "si", "well", "oh", "lol"}
+
+
+def _obj(raw: str) -> str:
+    words = [w for w in _norm(raw).split() if w not in _LIKE_STOP]
+    if not words:
+        return ""
+    w = words[0] if len(words) == 1 else " ".join(words[:2])
+    return re.sub(r"(?<=[a-z]{3})s$", "", w)  # plural -> singular (English)
+
+
+def _first_person_sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"[.;!?\n。！？；]+", text) if s.strip()]
+
+
+def summarise(text: str, entities: tuple[Entity, ...], created_at: datetime | None) -> Facts:
+    """Build the pattern summary of one memory text.
+
+    Args:
+        text: the memory text.
+        entities: its entities (``memlab.entities.extract_entities``).
+        created_at: its record time (ages are compared at it).
+
+    Returns:
+        A :class:`Facts`.
+    """
+    prefs: list[tuple[str, str, str]] = []
+    for rx in _PREF_RE:
+        for m in rx.finditer(text):
+            obj = _obj(m.group("obj"))
+            if not obj:
+                continue
+            cat = (m.groupdict().get("cat") or "").casefold()
+            drink = _DRINKS.get(obj) or _DRINKS.get(obj.split()[0])
+            if drink:
+                cat, obj = "drink", drink
+            prefs.append((cat or "*", obj, m.group(0)))
+    likes: list[tuple[str, int, str]] = []
+    for rx, pol in ((_NEG_LIKE, -1), (_POS_LIKE, 1)):
+        for m in rx.finditer(text):
+            raw = m.group("obj") if m.groupdict().get("obj") else m.group("zobj")
+            if not raw:
+                continue
+            obj = _obj(raw)
+            if obj and not any(o == obj for o, _, _ in likes):
+                likes.append((_DRINKS.get(obj, obj), pol, m.group(0)))
+    diet = None
+    if (m := _VEG.search(text)) is not None:
+        diet = ("veg", m.group(0))
+    elif (m := _MEAT.search(text)) is not None:
+        diet = ("meat", m.group(0))
+    marital = None
+    for name, rx in _MARITAL:
+        if (m := rx.search(text)) is not None:
+            marital = (name, m.group(0))
+            break
+    status: list[tuple[str, str, str]] = []
+    for name, rx in _STATUS:
+        for m in rx.finditer(text):
+            status.append((_norm(m.group("proj")), name, m.group(0)))
+    occupation = None
+    if (m := _OCC.search(text)) is not None and not _OCC_SOFT.search(text[max(0, m.start() - 30):m.end()]):
+        job = (m.group("job") or m.group("zjob") or "").casefold()
+        occupation = (job, m.group(0))
+    gender = None
+    for name, rx in _GENDER:
+        if (m := rx.search(text)) is not None:
+            gender = (name, m.group(0))
+            break
+    zodiac = None
+    if (m := _ZODIAC_RE.search(text)) is not None:
+        z = m.group("z") or _ZODIAC_EN.get((m.group("w") or "").casefold(), "")
+        if z:
+            zodiac = (z, m.group(0))
+    negated_core = None
+    sents = _first_person_sentences(text)
+    if len(sents) == 1 and _FIRST.search(sents[0]):
+        s = sents[0]
+        neg = bool(_NEG_TOK.search(s))
+        core = frozenset(w for w in _TOKEN.findall(_NEG_TOK.sub(" ", _norm(s))) if w not in _FILLER)
+        if len(core) >= 2:
+            negated_core = (core, neg)
+    return Facts(text=text, entities=entities, created_at=created_at, prefs=tuple(prefs), likes=tuple(likes),
+                 diet=diet, marital=marital, status=tuple(status), occupation=occupation, gender=gender,
+                 zodiac=zodiac, negated_core=negated_core)
+
+
+# ------------------------------------------------------------------ rules
+def _born_vs_birthday(old: Facts, new: Facts) -> PatternHit | None:
+    for a, b in ((old, new), (new, old)):
+        for x in a.entities:
+            if x.kind is not EntityKind.DATE or x.attribute != "born" or x.day_month is None:
+                continue
+            for y in b.entities:
+                if y.attribute == "birthday" and y.subject == x.subject and y.day_month is not None \
+                        and y.day_month != x.day_month:
+                    o, n = (x, y) if a is old else (y, x)
+                    return PatternHit("born_vs_birthday", ConflictType.DATE, 0.92, o, n)
+    return None
+
+
+def _age_vs_birth_year(old: Facts, new: Facts) -> PatternHit | None:
+    for a, b in ((old, new), (new, old)):
+        for x in a.entities:
+            if x.attribute != "born" or x.year is None:
+                continue
+            for y in b.entities:
+                if y.attribute != "age" or y.subject != x.subject:
+                    continue
+                when = b.created_at or a.created_at
+                if when is None:
+                    continue
+                expected = when.year - x.year
+                if abs(float(y.value) - expected) > 1.01:
+                    o, n = (x, y) if a is old else (y, x)
+                    return PatternHit("age_vs_birth_year", ConflictType.NUMBER, 0.85, o, n)
+    return None
+
+
+def _exclusive_preference(old: Facts, new: Facts) -> PatternHit | None:
+    for ca, oa, ra in old.prefs:
+        for cb, ob, rb in new.prefs:
+            same_cat = ca == cb and ca != "*"
+            if (same_cat or (ca == "*" and cb == "*" and ca == cb and (oa in _DRINKS.values() and ob in _DRINKS.values()))) \
+                    and oa != ob:
+                return PatternHit("exclusive_preference", ConflictType.PREFERENCE, 0.88, ra, rb, update=True)
+    return None
+
+
+def _like_vs_dislike(old: Facts, new: Facts) -> PatternHit | None:
+    for oa, pa, ra in old.likes:
+        for ob, pb, rb in new.likes:
+            if pa != pb and (oa == ob or oa.split()[0] == ob.split()[0]):
+                return PatternHit("like_vs_dislike", ConflictType.PREFERENCE, 0.87, ra, rb, update=True)
+    return None
+
+
+def _diet(old: Facts, new: Facts) -> PatternHit | None:
+    if old.diet and new.diet and old.diet[0] != new.diet[0]:
+        return PatternHit("diet", ConflictType.PREFERENCE, 0.88, old.diet[1], new.diet[1], update=True)
+    return None
+
+
+def _marital(old: Facts, new: Facts) -> PatternHit | None:
+    if old.marital and new.marital and old.marital[0] != new.marital[0]:
+        return PatternHit("marital", ConflictType.STATUS, 0.88, old.marital[1], new.marital[1], update=True)
+    return None
+
+
+def _project_status(old: Facts, new: Facts) -> PatternHit | None:
+    for pa, sa, ra in old.status:
+        for pb, sb, rb in new.status:
+            if pa == pb and sa != sb:
+                return PatternHit("project_status", ConflictType.STATUS, 0.9, ra, rb, update=True)
+    return None
+
+
+def _occupation(old: Facts, new: Facts) -> PatternHit | None:
+    if old.occupation and new.occupation and old.occupation[0] != new.occupation[0]:
+        jobs = {old.occupation[0], new.occupation[0]}
+        if jobs & {"student", "studente", "studentessa", "学生"} and len(jobs) == 2:
+            return None  # a student can also hold a job
+        return PatternHit("occupation", ConflictType.OTHER, 0.85, old.occupation[1], new.occupation[1], update=True)
+    return None
+
+
+def _gender(old: Facts, new: Facts) -> PatternHit | None:
+    if old.gender and new.gender and old.gender[0] != new.gender[0]:
+        return PatternHit("gender", ConflictType.OTHER, 0.9, old.gender[1], new.gender[1])
+    return None
+
+
+def _zodiac(old: Facts, new: Facts) -> PatternHit | None:
+    if old.zodiac and new.zodiac and old.zodiac[0] != new.zodiac[0]:
+        return PatternHit("zodiac", ConflictType.OTHER, 0.9, old.zodiac[1], new.zodiac[1])
+    return None
+
+
+def _negation(old: Facts, new: Facts) -> PatternHit | None:
+    if old.negated_core is None or new.negated_core is None:
+        return None
+    (ca, na), (cb, nb) = old.negated_core, new.negated_core
+    if na == nb:
+        return None
+    inter, union = len(ca & cb), len(ca | cb)
+    if union and inter / union >= 0.8 and min(len(ca), len(cb)) >= 2:
+        return PatternHit("negation", ConflictType.OTHER, 0.85, old.text, new.text)
+    return None
+
+
+#: The rules, in order; the first that fires decides the pair.
+RULES = (
+    ("born_vs_birthday", _born_vs_birthday),
+    ("age_vs_birth_year", _age_vs_birth_year),
+    ("project_status", _project_status),
+    ("marital", _marital),
+    ("diet", _diet),
+    ("exclusive_preference", _exclusive_preference),
+    ("like_vs_dislike", _like_vs_dislike),
+    ("gender", _gender),
+    ("zodiac", _zodiac),
+    ("occupation", _occupation),
+    ("negation", _negation),
+)
+
+
+def compare_facts(old: Facts, new: Facts, *, rules: tuple[str, ...] | None = None) -> PatternHit | None:
+    """Apply the pattern rules to a pair; the first hit wins.
+
+    Args:
+        old: summary of the earlier memory.
+        new: summary of the checked memory.
+        rules: names of the rules to use (default: all of :data:`RULES`).
+
+    Returns:
+        The first :class:`PatternHit`, or ``None`` when no rule fires.
+    """
+    for name, fn in RULES:
+        if rules is not None and name not in rules:
+            continue
+        hit = fn(old, new)
+        if hit is not None:
+            return hit
+    return None
+
+
+# ------------------------------------------------------------------ "consistent" decisions
+_SHORT_WORDS = 14
+_EVENT_ATTRS = {"distance", "money", "date"}
+
+
+def _words(text: str) -> int:
+    return len(_TOKEN.findall(text)) + len(re.findall(r"[\u4e00-\u9fff]", text)) // 2
+
+
+def _neg_parity(text: str) -> bool:
+    return len(_NEG_TOK.findall(text)) % 2 == 1
+
+
+def consistent_reason(old: Facts, new: Facts) -> str | None:
+    """Why a pair of SHORT memories is known not to conflict (the judge is then not asked), or ``None``.
+
+    Only short statements (at most 14 words each) are decided this way, where the structured facts found
+    explain the whole statement; long texts always go on to the judge. Reasons:
+
+    * ``same_value``: they share an attribute of the same subject with the same value (a paraphrase);
+    * ``other_subject``: the same attribute, but about different people ("my sister lives in Rome" / "I live in
+      Milan");
+    * ``different_dates``: two dates of different kinds (birthday vs anniversary);
+    * ``different_events``: event-scoped quantities (distances, amounts) of different events;
+    * ``different_projects``: status statements about two different projects;
+    * ``different_likes``: liking two different things ("likes tea" / "likes biscuits").
+    """
+    if _words(old.text) > _SHORT_WORDS or _words(new.text) > _SHORT_WORDS:
+        return None
+    if _neg_parity(old.text) != _neg_parity(new.text):
+        return None
+    ea = [e for e in old.entities if e.attribute]
+    eb = [e for e in new.entities if e.attribute]
+    if ea and eb:
+        same_attr = [(x, y) for x in ea for y in eb if x.attribute == y.attribute and x.kind is y.kind]
+        if same_attr:
+            if all(x.subject == y.subject and x.same_value(y) for x, y in same_attr):
+                return "same_value"
+            if all(x.subject != y.subject for x, y in same_attr):
+                return "other_subject"
+            if all(x.attribute in _EVENT_ATTRS for x, y in same_attr):
+                return "different_events"
+        else:
+            da = [e for e in ea if e.kind is EntityKind.DATE]
+            db = [e for e in eb if e.kind is EntityKind.DATE]
+            kinds_a, kinds_b = {e.attribute for e in da}, {e.attribute for e in db}
+            if kinds_a and kinds_b and not (kinds_a & kinds_b):
+                birth = [(x, y) for x in da for y in db if {x.attribute, y.attribute} == {"born", "birthday"}]
+                if not birth:
+                    return "different_dates"
+                if all(x.subject != y.subject for x, y in birth):
+                    return "other_subject"
+                if all(x.subject == y.subject and x.day_month == y.day_month for x, y in birth):
+                    return "same_value"
+    if old.status and new.status and not {p for p, _, _ in old.status} & {p for p, _, _ in new.status}:
+        return "different_projects"
+    if old.likes and new.likes and all(p > 0 for _, p, _ in old.likes + new.likes):
+        objs_a, objs_b = {o for o, _, _ in old.likes}, {o for o, _, _ in new.likes}
+        if not objs_a & objs_b:
+            return "different_likes"
+    return None

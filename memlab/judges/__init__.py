@@ -1,0 +1,38 @@
+"""Pairwise contradiction judges: "does statement B contradict statement A?", with a calibrated probability.
+
+- :class:`DefaultJudge` (``load_judge("default")``): memlab's own judge, trained offline by ``memlab
+  train-judge`` on permissively licensed data, calibrated, int8 on CPU; weights and card in
+  ``memlab/judges/weights/default/``.
+- :class:`HFJudge` (``load_judge("hf:<model id or path>")``): any Hugging Face NLI sequence classifier.
+- :class:`LLMJudge` (``load_judge("llm", llm=...)``): an LLM with a structured answer.
+- ``majority`` / ``lexical``: baselines (:mod:`memlab.judges.baselines`).
+
+Example:
+    >>> from memlab.judges import load_judge
+    >>> load_judge("default").name
+    'default'
+"""
+
+from __future__ import annotations
+
+from memlab.judges.augment import SyntheticPair, generate_pairs
+from memlab.judges.default import DEFAULT_WEIGHTS, DefaultJudge, read_judge_meta
+from memlab.judges.hf import HFJudge, check_pairs, label_from_name
+from memlab.judges.llm import LLMJudge, LLMVerdict
+from memlab.judges.registry import available_judges, load_judge, register_judge
+
+__all__ = [
+    "DEFAULT_WEIGHTS",
+    "DefaultJudge",
+    "HFJudge",
+    "LLMJudge",
+    "LLMVerdict",
+    "SyntheticPair",
+    "available_judges",
+    "check_pairs",
+    "generate_pairs",
+    "label_from_name",
+    "load_judge",
+    "read_judge_meta",
+    "register_judge",
+]

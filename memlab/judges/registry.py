@@ -1,0 +1,123 @@
+"""Judge registry: build a contradiction judge by name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from memlab.errors import InvalidInputError, UnknownComponentError
+from memlab.protocols import Judge
+
+__all__ = ["available_judges", "load_judge", "register_judge"]
+
+_FACTORIES: dict[str, Callable[..., Judge]] = {}
+
+
+def register_judge(name: str, factory: Callable[..., Judge]) -> None:
+    """Register ``factory(**kwargs) -> Judge`` under ``name`` (overrides an existing entry).
+
+    Example:
+        >>> from memlab.testing import ScriptedJudge
+        >>> register_judge("always-no", lambda **kw: ScriptedJudge(lambda a, b: 0.0))
+        >>> load_judge("always-no").judge([("a", "b")])[0].probability
+        0.0
+    """
+    _FACTORIES[name] = factory
+
+
+def _default(**kwargs: Any) -> Judge:
+    from memlab.judges.default import DefaultJudge
+
+    return DefaultJudge(**kwargs)
+
+
+def _majority(**kwargs: Any) -> Judge:
+    from memlab.judges.baselines import MajorityJudge
+
+    return MajorityJudge(**kwargs)
+
+
+def _lexical(**kwargs: Any) -> Judge:
+    from memlab.judges.baselines import LexicalJudge
+
+    return LexicalJudge(**kwargs)
+
+
+def _llm(llm: Any = None, **kwargs: Any) -> Judge:
+    from memlab.judges.llm import LLMJudge
+
+    if llm is None:
+        from memlab.llm import load_llm
+
+        llm = load_llm(kwargs.pop("settings", None))
+        if llm is None:
+            raise InvalidInputError(
+                "load_judge('llm') needs an LLM: pass llm=<memlab.protocols.LLM> or configure one "
+                "(MEMLAB_LLM_BACKEND=ollama|openai and MEMLAB_LLM_MODEL). Got no LLM configured instead."
+            )
+    return LLMJudge(llm, **kwargs)
+
+
+_BUILTIN: dict[str, Callable[..., Judge]] = {
+    "default": _default,
+    "majority": _majority,
+    "lexical": _lexical,
+    "llm": _llm,
+}
+
+
+def available_judges() -> list[str]:
+    """Registered names, plus the ``hf:<model id or local path>`` form.
+
+    Example:
+        >>> {"default", "hf:<model>", "lexical", "llm", "majority"} <= set(available_judges())
+        True
+    """
+    return sorted({*_BUILTIN, *_FACTORIES, "hf:<model>"})
+
+
+def load_judge(name: str = "default", **kwargs: Any) -> Judge:
+    """Build the judge registered as ``name``.
+
+    Names: ``default`` (memlab's trained judge, shipped in the package, loads lazily on first use),
+    ``hf:<model id or local path>`` (any Hugging Face sequence-classification NLI model; label mapping from
+    its config), ``majority`` / ``lexical`` (baselines), ``llm`` (an LLM judge: pass ``llm=`` or configure
+    one in the settings), or any name added with :func:`register_judge`.
+
+    Args:
+        name: the judge name.
+        **kwargs: passed to the judge's constructor (e.g. ``quantize=None``, ``batch_size=64``, ``llm=...``).
+
+    Returns:
+        An object implementing :class:`~memlab.protocols.Judge` (``name``, ``judge(pairs)``, ``get_params()``).
+
+    Raises:
+        UnknownComponentError: the name is not registered.
+        InvalidInputError: ``name`` is not a non-empty string, or ``llm`` without an LLM.
+        JudgeError: the judge's files are missing or malformed.
+
+    Example:
+        >>> load_judge("default").name
+        'default'
+        >>> load_judge("nope")
+        Traceback (most recent call last):
+        ...
+        memlab.errors.UnknownComponentError: Unknown judge 'nope'. Valid names: ...
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInputError(
+            f"The 'name' parameter of load_judge must be a non-empty str. Got {name!r} instead."
+        )
+    if name.startswith("hf:"):
+        model = name[3:].strip()
+        if not model:
+            raise InvalidInputError(
+                f"The 'name' parameter of load_judge must name a model after 'hf:'. Got {name!r} instead."
+            )
+        from memlab.judges.hf import HFJudge
+
+        return HFJudge(model, **kwargs)
+    factory = _FACTORIES.get(name) or _BUILTIN.get(name)
+    if factory is None:
+        raise UnknownComponentError("judge", name, available_judges())
+    return factory(**kwargs)

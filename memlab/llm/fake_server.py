@@ -1,0 +1,209 @@
+"""A real HTTP server on loopback that speaks the Ollama and OpenAI wire formats with scripted answers.
+
+For tests, notebooks and demos without a model: it binds ``127.0.0.1`` on a free port, serves from a
+daemon thread, records every request it receives (so a test can check what the official client sent),
+and plays queued :class:`Answer` objects per path (status, body or streamed lines, a delay to provoke a
+timeout). Nothing here touches the network beyond loopback.
+
+Example:
+    >>> from memlab.llm import OllamaLLM
+    >>> with FakeLLMServer() as srv:
+    ...     srv.queue("/api/chat", ollama_answer("Ciao!", thinking="greet back"))
+    ...     OllamaLLM(model="m", base_url=srv.url).chat([{"role": "user", "content": "ciao"}])
+    'Ciao!'
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = [
+    "Answer",
+    "FakeLLMServer",
+    "ollama_answer",
+    "ollama_tags",
+    "openai_answer",
+    "openai_models",
+    "openai_stream",
+]
+
+
+@dataclass
+class Answer:
+    """One scripted HTTP answer.
+
+    Attributes:
+        status: HTTP status.
+        body: the whole body (ignored when ``lines`` is set).
+        lines: body pieces written and flushed one by one (NDJSON or server-sent events).
+        delay_s: sleep before answering (longer than the client timeout = a timeout).
+        content_type: the Content-Type header.
+    """
+
+    status: int = 200
+    body: bytes = b""
+    lines: list[bytes] = field(default_factory=list)
+    delay_s: float = 0.0
+    content_type: str = "application/json"
+
+
+def _chunks(text: str, n: int) -> list[str]:
+    if not text:
+        return []
+    size = max(1, -(-len(text) // n))
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def ollama_answer(
+    content: str = "",
+    *,
+    thinking: str = "",
+    tool_calls: list[dict[str, Any]] | None = None,
+    model: str = "fake",
+    pieces: int = 3,
+) -> Answer:
+    """A streamed ``/api/chat`` answer (NDJSON): thinking chunks, content chunks, then ``done: true``."""
+    ts = "2026-01-01T00:00:00Z"
+    objs: list[dict[str, Any]] = []
+    for t in _chunks(thinking, pieces):
+        objs.append({"model": model, "created_at": ts, "message": {"role": "assistant", "content": "", "thinking": t},
+                     "done": False})
+    for c in _chunks(content, pieces):
+        objs.append({"model": model, "created_at": ts, "message": {"role": "assistant", "content": c}, "done": False})
+    if tool_calls:
+        objs.append({"model": model, "created_at": ts,
+                     "message": {"role": "assistant", "content": "", "tool_calls": tool_calls}, "done": False})
+    objs.append({"model": model, "created_at": ts, "message": {"role": "assistant", "content": ""}, "done": True,
+                 "done_reason": "stop", "total_duration": 1, "eval_count": len(objs)})
+    return Answer(lines=[json.dumps(o).encode() + b"\n" for o in objs], content_type="application/x-ndjson")
+
+
+def ollama_tags(*models: str) -> Answer:
+    """A ``/api/tags`` answer listing ``models``."""
+    data = {"models": [{"name": m, "model": m, "modified_at": "2026-01-01T00:00:00Z", "size": 1, "digest": "0",
+                        "details": {"format": "gguf", "family": "llama"}} for m in models]}
+    return Answer(body=json.dumps(data).encode())
+
+
+def openai_answer(
+    content: str | None = "",
+    *,
+    reasoning: str | None = None,
+    tool_calls: list[dict[str, Any]] | None = None,
+    model: str = "fake",
+    finish_reason: str = "stop",
+) -> Answer:
+    """A non-streamed ``/v1/chat/completions`` answer."""
+    msg: dict[str, Any] = {"role": "assistant", "content": content}
+    if reasoning is not None:
+        msg["reasoning_content"] = reasoning
+    if tool_calls:
+        msg["tool_calls"] = tool_calls
+    data = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": model,
+            "choices": [{"index": 0, "message": msg, "finish_reason": finish_reason}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+    return Answer(body=json.dumps(data).encode())
+
+
+def openai_stream(content: str, *, reasoning: str = "", model: str = "fake", pieces: int = 3) -> Answer:
+    """A streamed ``/v1/chat/completions`` answer (server-sent events ending with ``[DONE]``)."""
+    def ev(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        obj = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": model,
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+    lines = [ev({"role": "assistant", "reasoning_content": r}) for r in _chunks(reasoning, pieces)]
+    lines += [ev({"content": c}) for c in _chunks(content, pieces)]
+    lines += [ev({}, "stop"), b"data: [DONE]\n\n"]
+    return Answer(lines=lines, content_type="text/event-stream")
+
+
+def openai_models(*models: str) -> Answer:
+    """A ``/v1/models`` answer listing ``models``."""
+    data = {"object": "list", "data": [{"id": m, "object": "model", "created": 1, "owned_by": "memlab"} for m in models]}
+    return Answer(body=json.dumps(data).encode())
+
+
+class FakeLLMServer:
+    """A threaded HTTP server on ``127.0.0.1`` (free port) playing queued answers per path.
+
+    Unqueued paths answer 404. Use as a context manager, or call :meth:`close`.
+
+    Attributes:
+        url: ``http://127.0.0.1:<port>`` (add ``/v1`` for OpenAI clients).
+        requests: ``(method, path, parsed JSON body)`` of every request, in arrival order.
+    """
+
+    def __init__(self) -> None:
+        self.answers: dict[str, deque[Answer]] = defaultdict(deque)
+        self.requests: list[tuple[str, str, Any]] = []
+        self._lock = threading.Lock()
+        owner = self
+
+        class _Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def _handle(self) -> None:
+                n = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(n) if n else b""
+                try:
+                    body: Any = json.loads(raw) if raw else None
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    body = raw
+                path = self.path.split("?")[0]
+                with owner._lock:
+                    owner.requests.append((self.command, path, body))
+                    queue = owner.answers.get(path)
+                    ans = queue.popleft() if queue else Answer(404, b'{"error": "no scripted answer"}')
+                if ans.delay_s:
+                    time.sleep(ans.delay_s)
+                payload = b"".join(ans.lines) if ans.lines else ans.body
+                try:
+                    self.send_response(ans.status)
+                    self.send_header("Content-Type", ans.content_type)
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    for piece in ans.lines or [ans.body]:
+                        self.wfile.write(piece)
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    return
+
+            do_GET = _handle
+            do_POST = _handle
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._httpd.daemon_threads = True
+        self.port = int(self._httpd.server_address[1])
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="memlab-fake-llm", daemon=True)
+        self._thread.start()
+
+    def queue(self, path: str, *answers: Answer) -> None:
+        """Append answers for ``path`` (played in order, one per request)."""
+        with self._lock:
+            self.answers[path].extend(answers)
+
+    def posted(self, path: str) -> list[Any]:
+        """JSON bodies POSTed to ``path``, in order."""
+        return [b for m, p, b in self.requests if m == "POST" and p == path]
+
+    def close(self) -> None:
+        """Stop serving and free the port."""
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> FakeLLMServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,309 @@
+"""How notifications reach the user, by urgency (Italian by default, English available).
+
+- HIGH: a block **before** the reply. For a contradiction it is the seed's block::
+
+      [⚠️ CONTRADDIZIONE RILEVATA]
+      Ho trovato due informazioni in conflitto:
+      1. "Sono nato il 12 luglio 1990"
+      2. "Il mio compleanno è il 15 agosto"
+      Quale informazione è corretta?
+      A) la prima
+      B) la seconda
+      C) entrambe corrette (spiega il contesto)
+      D) cancella entrambe
+
+  other HIGH notifications are shown as ``[⚠️ IMPORTANTE] <content>``.
+- MEDIUM: **after** the reply, the offer "Ho una notifica importante per te. Vuoi che te la mostri ora? (sì/no)";
+  a "sì" in the next message shows it.
+- LOW: only the bell badge count.
+
+Fatigue (``> 0.7``, the user's fatigue score from the conversation memory): MEDIUM notifications are
+treated as LOW for the turn (not offered) and at most one HIGH is shown per turn. :func:`plan_turn` is the
+pure policy; :func:`parse_choice` and :func:`parse_yes_no` read the user's answers.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from memlab.errors import InvalidInputError
+from memlab.notify.records import Notification, NotificationType, ResolutionChoice
+from memlab.records import Urgency
+
+__all__ = [
+    "FATIGUE_THRESHOLD",
+    "TurnPlan",
+    "declined_text",
+    "format_high_block",
+    "format_notification",
+    "format_resolution",
+    "medium_offer",
+    "parse_choice",
+    "parse_yes_no",
+    "plan_turn",
+]
+
+#: Above this fatigue score MEDIUM becomes LOW for the turn and at most one HIGH is shown.
+FATIGUE_THRESHOLD = 0.7
+
+_TEXT: dict[str, dict[str, str]] = {
+    "it": {
+        "contradiction_head": "[⚠️ CONTRADDIZIONE RILEVATA]",
+        "intro": "Ho trovato due informazioni in conflitto:",
+        "question": "Quale informazione è corretta?",
+        "A": "A) la prima",
+        "B": "B) la seconda",
+        "C": "C) entrambe corrette (spiega il contesto)",
+        "D": "D) cancella entrambe",
+        "important": "[⚠️ IMPORTANTE]",
+        "offer": "Ho una notifica importante per te. Vuoi che te la mostri ora? (sì/no)",
+        "more": "(Hai altre {n} notifiche in attesa.)",
+        "ref": "(notifica n. {id}; rispondi con A, B, C o D)",
+        "res_A": "Ok, tengo la prima informazione: \"{first}\". La seconda non sarà più usata (resta nello storico).",
+        "res_B": "Ok, tengo la seconda informazione: \"{second}\". La prima non sarà più usata (resta nello storico).",
+        "res_C": "Ok, tengo entrambe le informazioni.",
+        "res_C_note": "Ok, tengo entrambe le informazioni, con il contesto: \"{note}\".",
+        "res_D": "Ok, non userò più nessuna delle due informazioni (restano nello storico).",
+        "declined": "Va bene, la notifica resta nella campanella.",
+        "undo": "Puoi annullare questa scelta dallo storico.",
+    },
+    "en": {
+        "contradiction_head": "[⚠️ CONTRADICTION DETECTED]",
+        "intro": "I found two pieces of information that conflict:",
+        "question": "Which information is correct?",
+        "A": "A) the first",
+        "B": "B) the second",
+        "C": "C) both correct (explain the context)",
+        "D": "D) delete both",
+        "important": "[⚠️ IMPORTANT]",
+        "offer": "I have an important notification for you. Do you want me to show it now? (yes/no)",
+        "more": "(You have {n} more pending notifications.)",
+        "ref": "(notification #{id}; answer A, B, C or D)",
+        "res_A": "OK, I keep the first: \"{first}\". The second will no longer be used (it stays in the history).",
+        "res_B": "OK, I keep the second: \"{second}\". The first will no longer be used (it stays in the history).",
+        "res_C": "OK, I keep both.",
+        "res_C_note": "OK, I keep both, with the context: \"{note}\".",
+        "res_D": "OK, I will no longer use either of them (they stay in the history).",
+        "declined": "All right, the notification stays in the bell.",
+        "undo": "You can undo this choice from the history.",
+    },
+}
+
+
+def _t(lang: str) -> dict[str, str]:
+    if lang not in _TEXT:
+        raise InvalidInputError(f"The 'lang' parameter must be one of {sorted(_TEXT)}. Got {lang!r} instead.")
+    return _TEXT[lang]
+
+
+def _pair_texts(n: Notification) -> tuple[str, str]:
+    p = n.payload
+    first = p.get("first", {}).get("text", "") if isinstance(p.get("first"), dict) else ""
+    second = p.get("second", {}).get("text", "") if isinstance(p.get("second"), dict) else ""
+    return str(first), str(second)
+
+
+def format_notification(n: Notification, lang: str = "it", *, with_ref: bool = False) -> str:
+    """The full text of one notification (a contradiction gets the A–D question block).
+
+    Args:
+        n: the notification.
+        lang: ``it`` (default) or ``en``.
+        with_ref: add a line naming the notification id (used when several are shown at once).
+    """
+    t = _t(lang)
+    if n.type is NotificationType.CONTRADICTION:
+        first, second = _pair_texts(n)
+        lines = [t["contradiction_head"], t["intro"], f'1. "{first}"', f'2. "{second}"']
+        expl = _statement_only(str(n.payload.get("explanation") or ""))
+        if expl:
+            lines.append(expl)
+        lines += [t["question"], t["A"], t["B"], t["C"], t["D"]]
+        if with_ref:
+            lines.append(t["ref"].format(id=n.id))
+        return "\n".join(lines)
+    head = t["important"] if n.urgency is Urgency.HIGH else f"[{n.type.value}]"
+    return f"{head} {n.content}"
+
+
+def _statement_only(text: str) -> str:
+    """The explanation without its own closing question (the block asks "Quale informazione è corretta?")."""
+    sentences = re.split(r"(?<=[.!?。！？])\s+", text.strip())
+    return " ".join(s for s in sentences if s and not s.endswith(("?", "？"))).strip()
+
+
+def format_high_block(notifications: Sequence[Notification], lang: str = "it") -> str:
+    """The block shown before the reply for the HIGH notifications of a turn ("" when none)."""
+    if not notifications:
+        return ""
+    several = len(notifications) > 1
+    return "\n\n".join(format_notification(n, lang, with_ref=several) for n in notifications)
+
+
+def medium_offer(lang: str = "it") -> str:
+    """The MEDIUM offer shown after the reply."""
+    return _t(lang)["offer"]
+
+
+def format_resolution(n: Notification, lang: str = "it") -> str:
+    """Confirmation text after a contradiction was resolved through the chat."""
+    t = _t(lang)
+    first, second = _pair_texts(n)
+    choice = (n.choice or "").upper()
+    if choice == "C" and n.note:
+        msg = t["res_C_note"].format(note=n.note)
+    elif choice in ("A", "B", "C", "D"):
+        msg = t[f"res_{choice}"].format(first=first, second=second)
+    else:
+        msg = ""
+    return f"{msg} {t['undo']}".strip()
+
+
+def declined_text(lang: str = "it") -> str:
+    """Reply to a "no" after a MEDIUM offer."""
+    return _t(lang)["declined"]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnPlan:
+    """What one assistant turn does with the pending notifications (output of :func:`plan_turn`).
+
+    Attributes:
+        high: HIGH notifications shown in full before the reply.
+        offer: the MEDIUM notification offered after the reply (at most one per turn), or None.
+        badge_only: everything else (LOW, downgraded MEDIUM, HIGH beyond the per-turn limit).
+        fatigued: whether the fatigue rule applied.
+    """
+
+    high: tuple[Notification, ...] = ()
+    offer: Notification | None = None
+    badge_only: tuple[Notification, ...] = field(default_factory=tuple)
+    fatigued: bool = False
+
+
+def plan_turn(
+    pending: Sequence[Notification], *, fatigue: float = 0.0, max_high: int = 3,
+    fatigue_threshold: float = FATIGUE_THRESHOLD,
+) -> TurnPlan:
+    """Decide which pending notifications a turn shows, offers, or leaves in the badge.
+
+    HIGH notifications not yet shown are shown (oldest first, at most ``max_high``; at most one when
+    ``fatigue > fatigue_threshold``). HIGH ones already shown and still unanswered stay in the badge (they
+    can be answered at any time). One MEDIUM not yet offered is offered, unless the user is fatigued, in which
+    case MEDIUM counts as LOW for this turn.
+    """
+    fatigued = float(fatigue) > fatigue_threshold
+    limit = 1 if fatigued else max(1, int(max_high))
+    high: list[Notification] = []
+    offer: Notification | None = None
+    rest: list[Notification] = []
+    for n in sorted(pending, key=lambda n: n.id):
+        if n.urgency is Urgency.HIGH and n.shown_at is None and len(high) < limit:
+            high.append(n)
+        elif n.urgency is Urgency.MEDIUM and n.offered_at is None and n.shown_at is None and offer is None \
+                and not fatigued:
+            offer = n
+        else:
+            rest.append(n)
+    return TurnPlan(high=tuple(high), offer=offer, badge_only=tuple(rest), fatigued=fatigued)
+
+
+def _fold(text: str) -> str:
+    text = unicodedata.normalize("NFKD", text.casefold())
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    return re.sub(r"\s+", " ", text).strip()
+
+
+_WORD_CHOICES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"^(la |il |lo |the )?(prima|primo|first|1st)( (e|è|is) (quella )?(corretta|giusta|correct|right))?\b"), "A"),
+    (re.compile(r"^(la |il |lo |the )?(seconda|secondo|second|2nd)( (e|è|is) (quella )?(corretta|giusta|correct|right))?\b"),
+     "B"),
+    (re.compile(r"^(sono )?(entrambe|entrambi|tutte e due|tutti e due|both)( (corrette|corretti|giuste|giusti|correct|"
+                r"are correct|sono corrette))?\b"), "C"),
+    (re.compile(r"^(cancella|cancellale|elimina|eliminale|delete|remove)( (entrambe|entrambi|tutte e due|both|them))?\b"
+                r"|^(nessuna|neither|none)( delle due| of them)?\b"), "D"),
+]
+_ZH_CHOICES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"^(第一个|第一条|前者)"), "A"),
+    (re.compile(r"^(第二个|第二条|后者)"), "B"),
+    (re.compile(r"^(两个都对|都对|都正确|两个都正确)"), "C"),
+    (re.compile(r"^(都删除|都删掉|全部删除|两个都删)"), "D"),
+]
+# "A", "a)", "2: B", "#2 c - ...", "C: uno è il compleanno di mia madre"
+_LETTER = re.compile(r"^(?:#?(?P<ref>\d+)\s*[:.)\-]\s*)?(?P<letter>[abcd])(?P<sep>\s*[).:,;\-]|\s+|$)")
+_LETTER_REF = re.compile(r"^(?P<letter>[abcd])\s+#?(?P<ref>\d+)$")
+
+
+def parse_choice(text: str) -> tuple[ResolutionChoice, str | None, int | None] | None:
+    """Read an answer to a contradiction.
+
+    Accepted: ``A``/``B``/``C``/``D`` (optionally ``a)``, ``B.``, with a notification number: ``2: B``, ``B 2``),
+    "la prima", "la seconda", "entrambe (corrette)", "cancella entrambe", "nessuna", "the first", "both",
+    "delete both"; Chinese "第一个", "第二个", "都对", "都删除". Text after a ``C`` answer is the user's explanation. A bare Italian "a" followed by words
+    ("a che ora...") is not an answer.
+
+    Returns:
+        ``(choice, note, notification_ref)`` or None when the text is not an answer.
+    """
+    raw = text.strip()
+    folded = _fold(raw)
+    if not folded or len(folded) > 2000:
+        return None
+    m = _LETTER_REF.match(folded)
+    if m is not None:
+        return ResolutionChoice(m.group("letter").upper()), None, int(m.group("ref"))
+    m = _LETTER.match(folded)
+    if m is not None:
+        letter = m.group("letter")
+        tail = folded[m.end():].strip()
+        punct = m.group("sep").strip() != ""
+        if tail and not punct and letter != "c":
+            return None  # "a che ora ...", "d altronde": ordinary sentences
+        ref = int(m.group("ref")) if m.group("ref") else None
+        note = _tail_original(raw, tail) if (letter == "c" and tail) else None
+        if tail and letter != "c" and len(tail.split()) > 6:
+            return None
+        return ResolutionChoice(letter.upper()), note or None, ref
+    for pat, letter in _ZH_CHOICES:
+        m3 = pat.match(folded)
+        if m3 is not None:
+            tail = folded[m3.end():].strip(" ,.;:-!，。：；")
+            note = _tail_original(raw, tail) if letter == "C" and tail else None
+            return ResolutionChoice(letter), note or None, None
+    for pat, letter in _WORD_CHOICES:
+        m2 = pat.match(folded)
+        if m2 is not None:
+            tail = folded[m2.end():].strip(" ,.;:-!")
+            if letter != "C" and len(tail.split()) > 4:
+                return None
+            note = _tail_original(raw, tail) if letter == "C" and tail else None
+            return ResolutionChoice(letter), note or None, None
+    return None
+
+
+def _tail_original(raw: str, folded_tail: str) -> str:
+    """The user's own words (original case and accents) for the folded tail of an answer."""
+    words = raw.split()
+    n = len(folded_tail.split())
+    cand = " ".join(words[-n:]) if n else ""
+    if _fold(cand) == folded_tail:
+        return cand.strip(" ,.;:-")
+    return folded_tail
+
+
+_YES = re.compile(r"^(si|sì|certo|ok|okay|va bene|yes|yep|sure|mostra|mostramela|fammela vedere|show( me)?( it)?)\b"
+                  r"|^(是|好|好的|可以|行)$")
+_NO = re.compile(r"^(no|nope|non ora|dopo|più tardi|piu tardi|later|not now)\b|^(不|不要|不用|以后再说|等一下)$")
+
+
+def parse_yes_no(text: str) -> bool | None:
+    """``True`` for "sì"/"yes"/"ok"..., ``False`` for "no"/"non ora"/"later"..., None otherwise."""
+    folded = _fold(text).strip(" !.?,")
+    if _YES.match(folded):
+        return True
+    if _NO.match(folded):
+        return False
+    return None

@@ -1,0 +1,201 @@
+"""``memlab eval memory-recall`` on a tiny LoCoMo-format file (fake embedder for logic, real one for the CLI)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memlab.chats import ChatStore, ExtractiveSummarizer
+from memlab.datasets import load_locomo
+from memlab.errors import InvalidInputError
+from memlab.eval.memory_recall import build_memories, evaluate_memory_recall, run_memory_recall_task
+from memlab.eval.runs import load_run
+from memlab.extraction import RuleExtractor
+from memlab.store.db import Database
+from memlab.testing import FakeEmbedder
+
+FACTS_A = [
+    "I adopted a dog named Rex on 3 May 2022.",
+    "Nice! What breed is Rex?",
+    "He is a beagle and he loves the park.",
+    "I started a pottery class last Tuesday.",
+    "Cool, do you like it?",
+    "Yes, I made a blue bowl for my mom.",
+    "I am moving to Denver in August.",
+    "Why Denver?",
+    "I got a job as a nurse at Denver Health.",
+    "My sister Mia visits next week.",
+    "Say hi to Mia!",
+    "Sure, she is bringing her cat Luna.",
+]
+FACTS_B = [
+    "I ran the Chicago marathon in 3 hours 40 minutes.",
+    "Impressive! How long did you train?",
+    "Six months, 50 km per week.",
+    "My knee hurts a bit since then.",
+    "See a physio soon.",
+    "I booked one for Friday.",
+]
+
+
+def _sample(sid: str, a: str, b: str, texts: list[str], n_sessions: int) -> dict:
+    conv: dict = {"speaker_a": a, "speaker_b": b}
+    per = len(texts) // n_sessions
+    events, obs = {}, {}
+    for s in range(1, n_sessions + 1):
+        chunk = texts[(s - 1) * per : s * per]
+        conv[f"session_{s}"] = [
+            {"speaker": a if i % 2 == 0 else b, "dia_id": f"D{s}:{i + 1}", "text": t}
+            for i, t in enumerate(chunk)
+        ]
+        conv[f"session_{s}_date_time"] = f"1:00 pm on {s} May, 2023"
+        events[f"events_session_{s}"] = {
+            a: [f"{a} talks about {chunk[0][:30]}"],
+            b: [],
+            "date": f"{s} May, 2023",
+        }
+        obs[f"session_{s}_observation"] = {a: [[chunk[0], f"D{s}:1"]]}
+    qa = [
+        {"question": f"What did {a} say first?", "answer": "x", "evidence": ["D1:1"], "category": 4},
+        {"question": f"When did {a} mention it?", "answer": "x", "evidence": ["D2:1", "D2:3"], "category": 2},
+        {"question": "Unanswerable?", "adversarial_answer": "x", "evidence": ["D1:2"], "category": 5},
+        {"question": "Broken evidence?", "answer": "x", "evidence": ["D99:1"], "category": 1},
+    ]
+    return {
+        "sample_id": sid,
+        "conversation": conv,
+        "event_summary": events,
+        "observation": obs,
+        "session_summary": {},
+        "qa": qa,
+    }
+
+
+@pytest.fixture
+def locomo_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "locomo"
+    d.mkdir()
+    data = [_sample("conv-a", "Alice", "Bob", FACTS_A, 3), _sample("conv-b", "Carl", "Dana", FACTS_B, 2)]
+    (d / "locomo10.json").write_text(json.dumps(data), encoding="utf-8")
+    return d
+
+
+def test_build_memories_keeps_provenance(locomo_dir: Path) -> None:
+    conv = load_locomo(locomo_dir)[0]
+    emb = FakeEmbedder(dim=32)
+    chats = ChatStore(Database(":memory:"), emb, ExtractiveSummarizer(emb), summary_window_size=4)
+    memories, chat_id, stats = build_memories(conv, chats, user_id="u", extractor=RuleExtractor())
+    all_ids = {t.dia_id for s in conv.sessions for t in s.turns}
+    assert [u.dia_ids for u in memories["raw"]] == [frozenset({d}) for d in sorted(all_ids, key=_order)]
+    assert memories["raw"][0].text == "Alice: " + FACTS_A[0]
+    for name, units in memories.items():
+        for u in units:
+            assert u.dia_ids and u.dia_ids <= all_ids, (name, u)
+    chat = chats.get(chat_id)
+    assert stats["n_compactions"] > 0 and len(chat.assistant_history) == 4
+    assert len(chat.full_history) == len(all_ids)
+    kinds = {u.kind for u in memories["compacted"]}
+    assert "summary" in kinds and "turn" in kinds
+    assert memories["compacted"] == memories["compacted_no_facts"] + memories["facts"]
+    # compacted turns are exactly the turns left in assistant_history
+    assert sum(u.kind == "turn" for u in memories["compacted"]) == 3
+    assert any("Rex" in u.text for u in memories["facts"])
+
+
+def _order(dia_id: str) -> tuple[int, int]:
+    s, t = dia_id[1:].split(":")
+    return int(s), int(t)
+
+
+def test_evaluate_writes_a_run(locomo_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    run = evaluate_memory_recall(
+        out_dir=out, data_dir=locomo_dir, split="all", embedder=FakeEmbedder(dim=32), summary_window_size=4
+    )
+    loaded = load_run(out)
+    m = loaded.metrics
+    assert loaded.spec.task == "memory-recall" and loaded.spec.split == "all"
+    assert m["n_conversations"] == 2
+    assert m["n_questions"] == {"multi-hop": 0, "temporal": 2, "open-domain": 0, "single-hop": 2}
+    assert m["n_questions_skipped_no_evidence"] == 2  # the broken-evidence items; category 5 is not counted
+    # tiny conversations: top-10 covers almost everything, and raw turns cover every evidence turn
+    assert m["evidence_coverage"]["raw"] == 1.0
+    for name in ("raw", "facts", "compacted", "compacted_no_facts", "observations"):
+        assert 0.0 <= m["evidence_recall@10"][name]["all"] <= m["evidence_coverage"][name] <= 1.0
+    assert m["retention_loss"]["recall@10_abs"] == pytest.approx(
+        m["evidence_recall@10"]["raw"]["all"] - m["evidence_recall@10"]["compacted"]["all"]
+    )
+    assert m["chat_switch"]["n_queries"] == 5 and m["chat_switch"]["n_chats"] == 2
+    cs = m["chat_switch"]
+    for key in ("top1", "top1_names_masked", "switch_accuracy", "switch_accuracy_names_masked"):
+        assert 0.0 <= cs[key] <= 1.0
+    assert cs["switch_accuracy"] <= cs["top1"]  # a right switch is also a right top-1
+    assert sum(cs["decisions"].values()) == cs["n_queries"]
+    lines = (out / "examples.jsonl").read_text().splitlines()
+    assert len(lines) == 4 * 5 + 5 * 2  # 4 questions x 5 memories + 5 events x 2 variants
+    assert run.primary_metric == "evidence_recall@10.compacted.all"
+
+
+def test_splits_limit_and_bad_parameters(locomo_dir: Path, tmp_path: Path) -> None:
+    run = evaluate_memory_recall(
+        out_dir=tmp_path / "r1",
+        data_dir=locomo_dir,
+        split="dev",
+        limit=1,
+        embedder=FakeEmbedder(dim=16),
+        summary_window_size=4,
+    )
+    assert run.metrics["n_conversations"] == 1
+    short = evaluate_memory_recall(
+        out_dir=tmp_path / "r5",
+        data_dir=locomo_dir,
+        split="all",
+        embedder=FakeEmbedder(dim=16),
+        max_sessions=1,
+    )
+    assert short.metrics["n_questions_skipped_out_of_range"] == 2  # the temporal items need session 2
+    assert short.metrics["n_questions"]["single-hop"] == 2 and short.metrics["chat_switch"]["n_queries"] == 2
+    with pytest.raises(InvalidInputError):
+        evaluate_memory_recall(out_dir=tmp_path / "r6", data_dir=locomo_dir, max_sessions=0)
+    with pytest.raises(InvalidInputError):
+        evaluate_memory_recall(out_dir=tmp_path / "r2", data_dir=locomo_dir, split="train")
+    with pytest.raises(InvalidInputError):
+        evaluate_memory_recall(out_dir=tmp_path / "r3", data_dir=locomo_dir, limit=0)
+    with pytest.raises(InvalidInputError):
+        run_memory_recall_task(out_dir=tmp_path / "r4", dataset="snli")
+
+
+def test_cli_with_the_real_embedder(
+    locomo_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memlab.cli.main import main
+
+    out = tmp_path / "cli_run"
+    code = main(
+        [
+            "eval",
+            "memory-recall",
+            "--dataset",
+            "locomo",
+            "--data-dir",
+            str(locomo_dir),
+            "--split",
+            "all",
+            "--window",
+            "4",
+            "--out",
+            str(out),
+        ]
+    )
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "| compacted |" in printed and "chat switch top-1" in printed
+    assert load_run(out).metrics["n_conversations"] == 2
+
+
+def test_registered_for_the_suite() -> None:
+    from memlab.eval.tasks import get_task
+
+    assert get_task("memory-recall") is run_memory_recall_task

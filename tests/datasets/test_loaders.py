@@ -1,0 +1,333 @@
+"""Loaders: counts equal each SOURCE.md card, label mappings, data_dir copies, malformed files."""
+
+from __future__ import annotations
+
+import collections
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from memlab.datasets import (
+    DATASETS,
+    Pair,
+    dataset_sha256,
+    default_data_dir,
+    dialogue_pairs,
+    load_dialogues,
+    load_locomo,
+    load_pairs,
+    load_situatedqa,
+    sample_pairs,
+)
+from memlab.errors import DatasetFormatError, InvalidInputError, UnknownComponentError
+from memlab.records import Label
+
+_ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|[^|]*\|\s*(\d+)\s*\|\s*(\d+)\s*\|(.*)\|\s*$")
+_LABEL = re.compile(r"`([^`]+)`:\s*(\d+)")
+
+
+def card_rows(name: str) -> dict[str, tuple[int, dict[str, int]]]:
+    """file -> (rows here, {raw label: count}) parsed from the card's "Files here and counts" table."""
+    text = (default_data_dir(name) / "SOURCE.md").read_text(encoding="utf-8")
+    section = text.split("## Files here and counts", 1)[1].split("\n## ", 1)[0]
+    out = {}
+    for line in section.splitlines():
+        m = _ROW.match(line)
+        if m:
+            out[m.group(1)] = (int(m.group(2)), {k: int(v) for k, v in _LABEL.findall(m.group(4))})
+    return out
+
+
+PAIR_SPLITS = [(n, s) for n, d in DATASETS.items() if d.kind == "pairs" for s in d.splits]
+
+
+@pytest.mark.parametrize(("name", "split"), PAIR_SPLITS, ids=[f"{n}-{s}" for n, s in PAIR_SPLITS])
+def test_pair_counts_match_card(name: str, split: str) -> None:
+    card = card_rows(name)
+    files = DATASETS[name].splits[split]
+    expected = sum(card[f][0] for f in files)
+    skipped = sum(card[f][1].get("-", 0) for f in files) if name == "ocnli" else 0  # documented skip
+    pairs = load_pairs(name, split)
+    assert len(pairs) == expected - skipped
+    assert len({p.id for p in pairs}) == len(pairs)
+    assert all(p.premise.strip() and p.hypothesis.strip() for p in pairs)
+
+
+_RAW_TO_LABEL = {
+    "snli": {"contradiction": Label.CONTRADICTION, "entailment": Label.ENTAILMENT, "neutral": Label.NEUTRAL},
+    "anli": {"c": Label.CONTRADICTION, "e": Label.ENTAILMENT, "n": Label.NEUTRAL},
+    "control": {"c": Label.CONTRADICTION, "e": Label.ENTAILMENT, "n": Label.NEUTRAL},
+    "sick": {"CONTRADICTION": Label.CONTRADICTION, "ENTAILMENT": Label.ENTAILMENT, "NEUTRAL": Label.NEUTRAL},
+    "gu_dnli": {
+        "Contradiction": Label.CONTRADICTION,
+        "Entailment": Label.ENTAILMENT,
+        "Neutral": Label.NEUTRAL,
+    },
+    "ocnli": {"contradiction": Label.CONTRADICTION, "entailment": Label.ENTAILMENT, "neutral": Label.NEUTRAL},
+    "cdconv": {
+        "0": Label.NOT_CONTRADICTION,
+        "1": Label.CONTRADICTION,
+        "2": Label.CONTRADICTION,
+        "3": Label.CONTRADICTION,
+    },
+    "kvpi": {
+        "0=entailed": Label.ENTAILMENT,
+        "1=contradicted": Label.CONTRADICTION,
+        "2=irrelevant": Label.NEUTRAL,
+    },
+    "rte3_ita": {"YES": Label.ENTAILMENT, "NO": Label.NEUTRAL},
+}
+LABEL_SPLITS = [(n, s) for n, s in PAIR_SPLITS if n in _RAW_TO_LABEL]
+
+
+@pytest.mark.parametrize(("name", "split"), LABEL_SPLITS, ids=[f"{n}-{s}" for n, s in LABEL_SPLITS])
+def test_label_counts_match_card(name: str, split: str) -> None:
+    card = card_rows(name)
+    expected: collections.Counter[Label] = collections.Counter()
+    for f in DATASETS[name].splits[split]:
+        for raw, n in card[f][1].items():
+            if raw != "-":
+                expected[_RAW_TO_LABEL[name][raw]] += n
+    got = collections.Counter(p.label for p in load_pairs(name, split))
+    assert got == expected
+
+
+def test_ci_tod_rule_is_hi_or_kbi() -> None:
+    for p in load_pairs("ci_tod", "test"):
+        assert p.label.is_contradiction == bool(p.meta["hi"] or p.meta["kbi"])
+        assert p.hypothesis == p.meta["dialogue"][-1]["utterance"].strip()
+
+
+def test_kvpi_profile_and_rendering() -> None:
+    pairs = load_pairs("kvpi")
+    assert all(set(p.meta["profile"]) == {"constellation", "loc", "gender"} for p in pairs)
+    first = pairs[0]
+    assert first.meta["profile"]["loc"] in first.premise
+    assert "性别：女" in first.premise  # gender female rendered in Chinese
+
+
+def test_cdconv_history_has_speaker_tags() -> None:
+    p = load_pairs("cdconv", "test")[0]
+    assert p.premise.startswith("用户：") and "\n机器人：" in p.premise
+    assert p.meta["raw_label"] in {0, 1, 2, 3}
+
+
+def test_anli_rounds_in_meta() -> None:
+    rounds = collections.Counter(p.meta["round"] for p in load_pairs("anli", "dev"))
+    card = card_rows("anli")
+    assert rounds == {r: card[f"{r}/dev.jsonl"][0] for r in ("R1", "R2", "R3")}
+
+
+@pytest.mark.parametrize("split", ["human-bot", "rct"])
+def test_decode_dialogues_and_pairs(split: str) -> None:
+    card = card_rows("decode")
+    dialogues = load_dialogues("decode", split)
+    assert len(dialogues) == card[f"{split}.jsonl"][0]
+    pairs = load_pairs("decode", split)
+    by_group: dict[str, list[Pair]] = collections.defaultdict(list)
+    for p in pairs:
+        by_group[p.meta["group"]].append(p)
+    assert set(by_group) == {d.id for d in dialogues}  # every dialogue has at least one pair
+    for d in dialogues:
+        group = by_group[d.id]
+        assert {p.label for p in group} == {d.label}
+        assert {p.hypothesis for p in group} == {d.turns[-1].text}
+        if not group[0].meta["fallback"]:
+            speakers = {t.index: t.speaker for t in d.turns}
+            assert {speakers[p.meta["turn"]] for p in group} == {d.turns[-1].speaker}
+
+
+def test_decode_fallback_for_two_turn_dialogue() -> None:
+    from memlab.datasets import Dialogue, Turn
+
+    d = Dialogue(
+        "x", (Turn(0, "0", "Hi!"), Turn(1, "1", "I live alone with my husband.")), Label.CONTRADICTION
+    )
+    (p,) = dialogue_pairs(d)
+    assert p.meta["fallback"] and p.premise == "Hi!"
+
+
+def test_locomo_structure() -> None:
+    convs = load_locomo()
+    assert len(convs) == card_rows("locomo")["locomo10.json"][0]
+    for c in convs:
+        dia_ids = {t.dia_id for s in c.sessions for t in s.turns}
+        assert [s.index for s in c.sessions] == sorted(s.index for s in c.sessions)
+        assert all(s.date_time for s in c.sessions)
+        answerable = [q for q in c.qa if q.category != 5]
+        assert answerable and all(q.answer is not None for q in answerable)
+        # most evidence ids point at real turns (a few upstream ids are malformed)
+        ev = [e for q in c.qa for e in q.evidence]
+        assert sum(e in dia_ids for e in ev) / len(ev) > 0.95
+    assert any(s.observations for c in convs for s in c.sessions)
+
+
+@pytest.mark.parametrize("split", ["train", "dev", "test"])
+def test_situatedqa_counts(split: str) -> None:
+    card = card_rows("situatedqa_temp")[f"temp.{split}.jsonl"]
+    qs = load_situatedqa(split)
+    assert len(qs) == card[0]
+    assert collections.Counter(f"is_dependent={q.is_dependent}" for q in qs) == card[1]
+    timelines = [t for q in qs for t in q.timelines]
+    changes = [t for t in timelines if t.is_change]
+    assert changes
+    assert all(not q.timelines for q in qs if not q.is_dependent)
+
+
+# --- data_dir copies and digests ----------------------------------------------------------------
+
+
+def test_data_dir_copy_loads_the_same(tmp_path: Path) -> None:
+    copy = tmp_path / "snli_copy"
+    shutil.copytree(default_data_dir("snli"), copy)
+    assert load_pairs("snli", "test", data_dir=copy) == load_pairs("snli", "test")
+    assert dataset_sha256("snli", "test", copy) == dataset_sha256("snli", "test")
+    assert dataset_sha256("snli", "dev") != dataset_sha256("snli", "test")
+
+
+def test_sha_changes_with_content(tmp_path: Path) -> None:
+    copy = tmp_path / "ci"
+    shutil.copytree(default_data_dir("ci_tod"), copy)
+    before = dataset_sha256("ci_tod", "test", copy)
+    with (copy / "calendar_test.jsonl").open("ab") as fh:
+        fh.write(b"\n")
+    assert dataset_sha256("ci_tod", "test", copy) != before
+
+
+def test_unknown_names() -> None:
+    with pytest.raises(UnknownComponentError, match="Valid names"):
+        load_pairs("nope")
+    with pytest.raises(InvalidInputError, match="'split'"):
+        load_pairs("snli", "train")
+    with pytest.raises(UnknownComponentError):
+        load_pairs("locomo")
+
+
+# --- malformed files ---------------------------------------------------------------------------
+
+
+def _write(dir_: Path, name: str, data: bytes) -> Path:
+    dir_.mkdir(parents=True, exist_ok=True)
+    p = dir_ / name
+    p.write_bytes(data)
+    return p
+
+
+GOOD_SNLI = b"premise\thypothesis\tlabel\nA man sleeps .\tA man is awake .\tcontradiction\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "file", "data", "match", "line"),
+    [
+        ("snli", "test.tsv", b"", "empty", None),
+        ("snli", "test.tsv", b"\n\n", "no data rows", None),
+        ("snli", "test.tsv", b"premise\thypothesis\tgold\nA\tB\tcontradiction\n", "Missing \\['label'\\]", 1),
+        (
+            "snli",
+            "test.tsv",
+            GOOD_SNLI + b"A dog .\tA cat .\tcontradicts\n",
+            "unknown label 'contradicts'",
+            3,
+        ),
+        ("snli", "test.tsv", GOOD_SNLI + b"A dog .\tA cat .\n", "at least 3", 3),
+        ("snli", "test.tsv", GOOD_SNLI + b"Caf\xe9 .\tA cat .\tneutral\n", "not valid UTF-8", 3),
+        ("snli", "test.tsv", GOOD_SNLI + b"   \tA cat .\tneutral\n", "'premise' is empty", 3),
+        (
+            "control",
+            "test.jsonl",
+            b'{"uid": "1", "premise": "a", "hypothesis": "b"}\n',
+            "missing column 'label'",
+            1,
+        ),
+        (
+            "control",
+            "test.jsonl",
+            b'{"uid": "1", "premise": "a", "hypothesis": "b", "label": "c"}\n{bad\n',
+            "not valid JSON",
+            2,
+        ),
+        ("control", "test.jsonl", b"[1, 2]\n", "JSON object", 1),
+        (
+            "ocnli",
+            "dev.jsonl",
+            b'{"sentence1": "a", "sentence2": "b", "label": "maybe"}\n',
+            "unknown label 'maybe'",
+            1,
+        ),
+        (
+            "cdconv",
+            "test.jsonl",
+            b'{"u1": "a", "b1": "b", "u2": "c", "b2": "d", "label": 7}\n',
+            "unknown label 7",
+            1,
+        ),
+        ("kvpi", "KvPI_test.txt", "{'gender': 'female'} 你好\t0\t1\n".encode(), "<SEP>", 1),
+        ("gu_dnli", "test_5_data.tsv", b"<A> hi\tPerson A said hi\tMaybe\n", "unknown label 'Maybe'", 1),
+        (
+            "decode",
+            "human-bot.jsonl",
+            b'{"record_id": "r", "is_contradiction": "yes", "turns": []}\n',
+            "unknown label 'yes'",
+            1,
+        ),
+        (
+            "rte3_ita",
+            "test.jsonl",
+            b'{"id": "1", "t": "Abito a Roma.", "h": "Vivo a Milano.", "entailment": "FORSE"}\n',
+            "FORSE",
+            1,
+        ),
+    ],
+)
+def test_malformed_file_names_file_and_line(
+    tmp_path: Path, name: str, file: str, data: bytes, match: str, line: int | None
+) -> None:
+    split = DATASETS[name].default_split
+    path = _write(tmp_path / name, file, data)
+    with pytest.raises(DatasetFormatError, match=match) as info:
+        load_pairs(name, split, data_dir=tmp_path / name)
+    assert info.value.path == str(path)
+    assert info.value.line == line
+    assert file in str(info.value) and (line is None or f"line {line}" in str(info.value))
+
+
+def test_missing_file_is_a_format_error(tmp_path: Path) -> None:
+    with pytest.raises(DatasetFormatError, match="not found"):
+        load_pairs("snli", "test", data_dir=tmp_path)
+    with pytest.raises(DatasetFormatError, match="not found"):
+        load_locomo(tmp_path)
+
+
+def test_locomo_malformed(tmp_path: Path) -> None:
+    _write(tmp_path, "locomo10.json", b'[{"qa": [], "conversation": ')
+    with pytest.raises(DatasetFormatError, match="not valid JSON"):
+        load_locomo(tmp_path)
+    _write(tmp_path, "locomo10.json", b"\xff\xfe[]")
+    with pytest.raises(DatasetFormatError, match="UTF-8"):
+        load_locomo(tmp_path)
+
+
+def test_italian_and_chinese_text_survive(tmp_path: Path) -> None:
+    data = '{"id": "1", "t": "L\'utente è nato il 12 luglio 1990.", "h": "Il compleanno è il 15 agosto.", "entailment": "NO"}\n'
+    _write(tmp_path / "it", "test.jsonl", data.encode())
+    (p,) = load_pairs("rte3_ita", "test", data_dir=tmp_path / "it")
+    assert p.premise == "L'utente è nato il 12 luglio 1990." and p.label is Label.NEUTRAL
+
+
+# --- sampling ----------------------------------------------------------------------------------
+
+
+def test_sample_pairs_seeded_and_group_aware(seed: int) -> None:
+    pairs = load_pairs("decode", "human-bot")
+    a = sample_pairs(pairs, 50, seed=seed)
+    assert a == sample_pairs(pairs, 50, seed=seed)
+    groups = {p.meta["group"] for p in a}
+    assert len(groups) == 50
+    full = collections.Counter(p.meta["group"] for p in pairs)
+    assert collections.Counter(p.meta["group"] for p in a) == {g: full[g] for g in groups}
+    assert sample_pairs(pairs, None) == pairs
+    assert len(sample_pairs(load_pairs("snli", "test"), 10, seed=seed)) == 10
+    with pytest.raises(InvalidInputError, match="'limit'"):
+        sample_pairs(pairs, 0)

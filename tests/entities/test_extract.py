@@ -1,0 +1,241 @@
+"""memlab.entities: every language path (Italian, English, Chinese), units, relative dates, subjects, bad input."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from memlab.entities import MAX_ENTITY_TEXT_CHARS, Entity, EntityKind, extract_entities, format_value
+from memlab.errors import InvalidInputError
+
+REF = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)  # a Friday
+
+
+def _one(text: str, **kw: object) -> Entity:
+    ents = extract_entities(text, **kw)  # type: ignore[arg-type]
+    assert len(ents) == 1, ents
+    return ents[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "attribute"),
+    [
+        ("Sono nato il 12 luglio 1990", "1990-07-12", "born"),
+        ("L'utente è nato il 12 luglio 1990", "1990-07-12", "born"),
+        ("Il compleanno dell'utente è il 15 agosto", "--08-15", "birthday"),
+        ("Il mio compleanno è il primo maggio", "--05-01", "birthday"),
+        ("I was born on 12 July 1990", "1990-07-12", "born"),
+        ("My birthday is on August 15", "--08-15", "birthday"),
+        ("I was born on the 3rd of May 1985", "1985-05-03", "born"),
+        ("Born 12/07/1990", "1990-07-12", "born"),
+        ("The deadline is 2027-03-03", "2027-03-03", "deadline"),
+        ("Sono nato nel luglio 1990", "1990-07", "born"),
+        ("I was born in 1990", "1990", "born"),
+        ("Our wedding anniversary is 15 August", "--08-15", "anniversary"),
+    ],
+)
+def test_absolute_dates_it_en(text: str, value: str, attribute: str) -> None:
+    e = _one(text)
+    assert (e.kind, e.value, e.attribute, e.subject) == (EntityKind.DATE, value, attribute, "user")
+    assert text[e.start : e.end] == e.text
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "attribute"),
+    [
+        ("我的生日是8月15日", "--08-15", "birthday"),
+        ("我1990年7月12日出生", "1990-07-12", "born"),
+        ("截止日期是2027年3月3日", "2027-03-03", "deadline"),
+    ],
+)
+def test_cjk_dates_use_the_explicit_rule(text: str, value: str, attribute: str) -> None:
+    # dateparser mis-parses "8月15日" (DESIGN §3): the explicit rule must get the day and month right
+    e = _one(text)
+    assert (e.value, e.attribute) == (value, attribute)
+
+
+def test_day_month_without_year_never_gets_the_parsers_year() -> None:
+    e = _one("Il compleanno è il 15 agosto", ref_time=REF)
+    assert e.value == "--08-15" and e.year is None and e.day_month == (8, 15)
+
+
+def test_invalid_calendar_date_is_dropped() -> None:
+    assert extract_entities("Sono nato il 31 febbraio") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("ieri sono andato al mare", "2026-11-19"),
+        ("domani parto", "2026-11-21"),
+        ("venerdì prossimo ho la consegna", "2026-11-27"),
+        ("venerdì scorso ho corso", "2026-11-13"),
+        ("tre giorni fa ho visto Marco", "2026-11-17"),
+        ("tra due settimane parto", "2026-12-04"),
+        ("yesterday I went running", "2026-11-19"),
+        ("last Friday I went running", "2026-11-13"),
+        ("2 days ago I ran", "2026-11-18"),
+        ("I'll be there tomorrow", "2026-11-21"),
+        ("我昨天去了北京", "2026-11-19"),
+    ],
+)
+def test_relative_dates_resolved_against_ref_time(text: str, value: str) -> None:
+    dates = [e for e in extract_entities(text, ref_time=REF) if e.kind is EntityKind.DATE]
+    assert [(d.value, d.relative) for d in dates] == [(value, True)]
+
+
+def test_relative_dates_skipped_without_ref_time() -> None:
+    assert [e for e in extract_entities("ieri sono andato al mare") if e.kind is EntityKind.DATE] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "attribute", "unit"),
+    [
+        ("Sono alto 180 cm", 180.0, "height", "cm"),
+        ("sono alto 1,80 m", 180.0, "height", "cm"),
+        ("sono alto 1,80", 180.0, "height", "cm"),
+        ("I am 175 cm tall", 175.0, "height", "cm"),
+        ("I'm 6'2\"", 188.0, "height", "cm"),
+        ("身高180厘米", 180.0, "height", "cm"),
+        ("Peso 70 kg", 70.0, "weight", "kg"),
+        ("I weigh 150 pounds", 68.039, "weight", "kg"),
+        ("我体重60公斤", 60.0, "weight", "kg"),
+        ("Ho 30 anni", 30.0, "age", "year"),
+        ("I'm 30 years old", 30.0, "age", "year"),
+        ("我今年20岁", 20.0, "age", "year"),
+        ("Ho pagato 25 euro", 25.0, "money", "EUR"),
+        ("It cost $40", 40.0, "money", "USD"),
+        ("I ran 5 km", 5.0, "distance", "km"),
+        ("Ho corso 3 chilometri", 3.0, "distance", "km"),
+        ("I ran 2 miles", 3.219, "distance", "km"),
+    ],
+)
+def test_numbers_with_units_normalised(text: str, value: float, attribute: str, unit: str) -> None:
+    e = _one(text)
+    assert e.kind is EntityKind.NUMBER and e.attribute == attribute and e.unit == unit
+    assert float(e.value) == pytest.approx(value, abs=0.01)
+
+
+@pytest.mark.parametrize(
+    ("text", "n", "qualifier"),
+    [("Ho due figli", 2, "figli"), ("I have 3 kids", 3, "children"), ("I have two dogs", 2, "dog"),
+     ("我有两个孩子", 2, "孩子")],
+)
+def test_counts(text: str, n: int, qualifier: str) -> None:
+    e = _one(text)
+    assert (e.attribute, e.value, e.qualifier) == ("count", float(n), qualifier)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "value", "attribute"),
+    [
+        ("Chiamami Zhang San", EntityKind.NAME, "zhang san", "name"),
+        ("anzi chiamami Li Si", EntityKind.NAME, "li si", "name"),
+        ("Mi chiamo Giulia", EntityKind.NAME, "giulia", "name"),
+        ("My name is John Smith", EntityKind.NAME, "john smith", "name"),
+        ("call me Bob", EntityKind.NAME, "bob", "name"),
+        ("叫我张三", EntityKind.NAME, "张三", "name"),
+        ("我叫李四，今年二十岁", EntityKind.NAME, "李四", "name"),
+        ("Abito a Roma", EntityKind.PLACE, "roma", "lives_in"),
+        ("Vivo a Milano da anni", EntityKind.PLACE, "milano", "lives_in"),
+        ("I live in New York", EntityKind.PLACE, "new york", "lives_in"),
+        ("i live in ohio with my dog", EntityKind.PLACE, "ohio", "lives_in"),
+        ("I moved to Milan", EntityKind.PLACE, "milan", "lives_in"),
+        ("我住在北京", EntityKind.PLACE, "北京", "lives_in"),
+        ("Sono nato a Napoli", EntityKind.PLACE, "napoli", "from_place"),
+        ("I'm from Texas", EntityKind.PLACE, "texas", "from_place"),
+        ("Lavoro presso Google", EntityKind.ORG, "google", "works_at"),
+        ("I work at Acme Corp", EntityKind.ORG, "acme corp", "works_at"),
+        ("我在腾讯工作", EntityKind.ORG, "腾讯", "works_at"),
+    ],
+)
+def test_names_places_orgs(text: str, kind: EntityKind, value: str, attribute: str) -> None:
+    e = _one(text)
+    assert (e.kind, e.value, e.attribute) == (kind, value, attribute)
+
+
+@pytest.mark.parametrize("text", ["call me later", "call me when you can", "Chiamami domani"])
+def test_call_me_without_a_name_is_not_a_name(text: str) -> None:
+    assert [e for e in extract_entities(text) if e.kind is EntityKind.NAME] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "subject"),
+    [
+        ("Mia sorella è nata il 3 maggio", "sorella"),
+        ("My brother lives in Rome", "brother"),
+        ("Il mio cane si chiama Fido", "cane"),
+        ("Marco's birthday is 3 May", "marco"),
+        ("Il compleanno di Marco è il 3 maggio", "marco"),
+        ("he is 40 years old", "he"),
+        ("我妈妈的生日是5月3日", "妈妈"),
+        ("The user was born on 12 July 1990", "user"),
+        ("L'utente è nato il 12 luglio 1990", "user"),
+    ],
+)
+def test_subject(text: str, subject: str) -> None:
+    assert extract_entities(text)[0].subject == subject
+
+
+def test_two_subjects_in_one_sentence() -> None:
+    ents = extract_entities("My sister's birthday is 3 May and I was born on 12 July")
+    assert [(e.subject, e.attribute) for e in ents] == [("sister", "birthday"), ("user", "born")]
+
+
+def test_same_value_granularity() -> None:
+    full = _one("I was born on 12 July 1990")
+    dm = _one("My birthday is 12 July")
+    other = _one("My birthday is 15 August")
+    assert full.same_value(dm) and not full.same_value(other)
+    assert _one("sono alto 1,80 m").same_value(_one("I am 180 cm tall"))
+    assert not _one("Sono alto 180 cm").same_value(_one("Sono alto 175 cm"))
+
+
+def test_format_value_it_en() -> None:
+    e = _one("L'utente è nato il 12 luglio 1990")
+    assert format_value(e) == "12 luglio 1990" and format_value(e, "en") == "12 July 1990"
+    assert format_value(_one("Sono alto 1,85 m")) == "185 cm"
+    assert format_value(_one("Ho 30 anni"), "en") == "30 years"
+
+
+@pytest.mark.parametrize("bad", [None, 3, b"bytes", ["list"]])
+def test_non_string_raises(bad: object) -> None:
+    with pytest.raises(InvalidInputError, match="'text' parameter of extract_entities must be a str"):
+        extract_entities(bad)  # type: ignore[arg-type]
+
+
+def test_bad_lang_and_naive_ref_time_raise() -> None:
+    with pytest.raises(InvalidInputError, match="'lang'"):
+        extract_entities("ciao", lang="fr")
+    with pytest.raises(InvalidInputError, match="timezone-aware"):
+        extract_entities("ieri", ref_time=datetime(2026, 1, 1))  # noqa: DTZ001 - the point of the test
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t", "😀😀😀", "!!!???"])
+def test_empty_or_symbol_only_text(text: str) -> None:
+    assert extract_entities(text) == []
+
+
+def test_control_characters_are_stripped() -> None:
+    e = _one("Sono alto\x00 180\x07 cm")
+    assert e.value == 180.0
+
+
+def test_huge_text_is_scanned_up_to_the_limit() -> None:
+    text = "Sono alto 180 cm. " + "bla " * 100_000 + " Peso 70 kg"
+    ents = extract_entities(text)
+    assert [e.attribute for e in ents] == ["height"]  # the weight is beyond MAX_ENTITY_TEXT_CHARS
+    assert len(text) > MAX_ENTITY_TEXT_CHARS
+
+
+def test_mixed_languages_in_one_text() -> None:
+    ents = extract_entities("Mi chiamo Anna, I was born on 3 May 1991, 我住在上海")
+    assert {(e.kind, e.attribute) for e in ents} == {
+        (EntityKind.NAME, "name"), (EntityKind.DATE, "born"), (EntityKind.PLACE, "lives_in")}
+
+
+@pytest.mark.parametrize("text", ["3000 years ago people lived in caves", "in 99999999999 days",
+                                  "tra 5000 anni", "99999 weeks ago"])
+def test_out_of_calendar_relative_dates_are_skipped(text: str) -> None:
+    assert [e for e in extract_entities(text, ref_time=REF) if e.kind is EntityKind.DATE] == []

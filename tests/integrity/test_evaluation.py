@@ -1,0 +1,91 @@
+"""``memlab eval integrity`` / ``memlab bench integrity`` end to end on tiny slices (real files, fake judge)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memlab.errors import InvalidInputError
+from memlab.eval.integrity import build_units, evaluate_integrity
+from memlab.records import Label
+from memlab.testing import ScriptedJudge
+
+
+@pytest.mark.parametrize(("dataset", "split"), [("decode", "human-bot"), ("decode", "rct"), ("cdconv", "test"),
+                                               ("ci_tod", "test"), ("kvpi", "test")])
+def test_build_units(dataset: str, split: str) -> None:
+    units = build_units(dataset, split, limit=5, seed=0)
+    assert len(units) == 5
+    assert units == build_units(dataset, split, limit=5, seed=0)  # seeded
+    for u in units:
+        assert u.new["text"].strip() and u.gold in (Label.CONTRADICTION, Label.NOT_CONTRADICTION)
+        assert len(u.memories) == len(u.memory_refs)
+    if dataset == "kvpi":
+        assert all(m.get("key") for u in units for m in u.memories)
+    if split == "rct":
+        assert all(u.gold is Label.NOT_CONTRADICTION for u in units)
+
+
+def test_unknown_dataset_raises() -> None:
+    with pytest.raises(InvalidInputError, match="'dataset' parameter"):
+        build_units("snli")
+
+
+def test_fake_embedder_only_in_exhaustive_mode(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInputError, match="exhaustive"):
+        evaluate_integrity("ci_tod", judge="none", embedder="fake", limit=2, out_dir=tmp_path)
+
+
+def test_eval_run_layout_levels_only(tmp_path: Path) -> None:
+    run = evaluate_integrity("decode", "human-bot", judge="none", embedder="fake", exhaustive=True, limit=12,
+                             out_dir=tmp_path / "run", n_resamples=20, progress=False)
+    data = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert data["spec"]["task"] == "integrity" and data["spec"]["n"] == 12
+    assert data["spec"]["params"]["levels"] == ["entities", "patterns"]
+    assert {"contradiction", "false_contradiction_rate", "evidence_accuracy", "per_class"} <= set(data["metrics"])
+    assert set(data["per_level"]) == {"top", "any"}
+    rows = [json.loads(x) for x in (tmp_path / "run" / "examples.jsonl").read_text().splitlines()]
+    assert len(rows) == 12 and all(r["decided_by"] in ("entities", "patterns", "none") for r in rows)
+    assert run.metric("contradiction.f1") is not None
+
+
+def test_eval_with_a_judge_and_real_minilm(tmp_path: Path, minilm: Any) -> None:
+    judge = ScriptedJudge(lambda a, b: 0.9 if "not" in b.lower() else 0.1)
+    run = evaluate_integrity("ci_tod", "test", judge=judge, embedder=minilm, limit=4, out_dir=tmp_path,
+                             similarity_threshold=0.0, n_resamples=20, progress=False)
+    assert run.spec.judge == "scripted" and run.spec.params["levels"] == ["entities", "patterns", "judge"]
+    assert run.metrics["mean_candidates"] > 0
+
+
+def test_cli_eval_and_bench(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from memlab.cli.main import main
+
+    code = main(["eval", "integrity", "--dataset", "kvpi", "--judge", "none", "--exhaustive", "--embedder", "fake",
+                 "--limit", "6", "--out", str(tmp_path / "e")])
+    out = capsys.readouterr().out
+    assert code == 0 and "f1 (contradiction)" in out and (tmp_path / "e" / "run.json").exists()
+
+
+@pytest.mark.slow
+def test_bench_tiny(tmp_path: Path, minilm: Any) -> None:
+    from memlab.bench.integrity import run_integrity_bench
+
+    res = run_integrity_bench(n=300, n_queries=5, judge=ScriptedJudge(), embedder=minilm, store_limit=200,
+                              indexes=["Flat", "HNSW32"], out=tmp_path)
+    assert {"embed", "faiss", "entities", "patterns", "judge", "check"} <= set(res.stages)
+    assert any("RANDOM unit vectors" in n for n in res.notes)
+    assert {r["factory"] for r in res.indexes} == {"Flat", "HNSW32"}
+    assert all(r["recall_at_10"] == 1.0 for r in res.indexes if r["factory"] == "Flat")
+    assert (tmp_path / "bench.json").exists() and "| stage |" in res.to_markdown()
+
+
+def test_task_is_registered_for_the_suite(tmp_path: Path) -> None:
+    from memlab.eval.tasks import get_task
+
+    runner = get_task("integrity")
+    run = runner(out_dir=tmp_path, seed=0, dataset="decode", split="rct", judge="none", limit=3, exhaustive=True,
+                 embedder="fake", n_resamples=10)
+    assert run.spec.task == "integrity" and run.spec.n == 3

@@ -1,0 +1,145 @@
+"""memlab train-judge end to end on a tiny config (tiny random base model, a few dozen pairs, a few steps)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from memlab.cli.main import main
+from memlab.errors import InvalidInputError
+from memlab.judges import DefaultJudge
+from memlab.judges.training import (
+    DataSource,
+    TrainJudgeConfig,
+    expected_calibration_error,
+    fit_temperature,
+    load_config,
+    train_judge,
+)
+
+
+def _tiny(base: Path, **kw: object) -> dict[str, object]:
+    cfg: dict[str, object] = {
+        "seed": 3,
+        "base_model": str(base),
+        "train": [
+            {"dataset": "snli", "split": "dev", "limit": 40},
+            {"dataset": "gu_dnli", "split": "train", "limit": 16},
+            {"dataset": "ci_tod", "split": "train", "limit": 8},
+        ],
+        "dev": [{"dataset": "gu_dnli", "split": "dev", "limit": 12}],
+        "holdout_size": 10,
+        "synthetic_train": 16,
+        "synthetic_dev": 8,
+        "max_length": 64,
+        "batch_size": 8,
+        "max_steps": 3,
+        "quantize": None,
+    }
+    cfg.update(kw)
+    return cfg
+
+
+def test_train_judge_cli_end_to_end(
+    tiny_nli: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "judge.yaml"
+    config.write_text(yaml.safe_dump(_tiny(tiny_nli)), encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["train-judge", "--config", str(config), "--out", str(out), "--no-progress"]) == 0
+    assert '"steps": 3' in capsys.readouterr().out
+    report = json.loads((out / "train_report.json").read_text(encoding="utf-8"))
+    assert report["steps"] == 3
+    assert report["sizes"]["train"] == 30 + 16 + 8 + 16  # snli minus the 10-row holdout
+    assert report["sizes"]["dev:snli/dev-holdout"] == 10
+    assert {d["dataset"] for d in report["data"]} == {"snli", "gu_dnli", "ci_tod", "synthetic"}
+    assert all(len(d["sha256"]) == 64 for d in report["data"] if "sha256" in d)
+    assert report["wall_time_s"]["total"] > 0 and report["temperature"] > 0
+    assert set(report["dev_metrics"]) == {"snli/dev-holdout", "gu_dnli/dev", "synthetic"}
+    assert report["config"]["lr"] == pytest.approx(TrainJudgeConfig().lr)
+    judge = DefaultJudge(out, quantize=None)
+    assert judge.temperature == pytest.approx(report["temperature"], abs=1e-3)
+    verdicts = judge.judge([("I was born on 12 July 1990.", "My birthday is on 15 August.")])
+    assert 0.0 <= verdicts[0].probability <= 1.0
+
+
+def test_training_is_seeded(tiny_nli: Path, tmp_path: Path) -> None:
+    cfg = TrainJudgeConfig.model_validate(_tiny(tiny_nli, max_steps=2, synthetic_dev=0, dev=[]))
+    a = train_judge(cfg, tmp_path / "a", progress=False)
+    b = train_judge(cfg, tmp_path / "b", progress=False)
+    assert a.weights_sha256 == b.weights_sha256
+    assert a.temperature == b.temperature
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        {"dataset": "snli", "split": "test"},
+        {"dataset": "anli", "split": "dev"},
+        {"dataset": "sick", "split": "train"},
+        {"dataset": "gu_dnli", "split": "nope"},
+    ],
+)
+def test_forbidden_sources_are_refused(tiny_nli: Path, tmp_path: Path, source: dict[str, str]) -> None:
+    cfg = TrainJudgeConfig.model_validate(_tiny(tiny_nli, train=[source]))
+    with pytest.raises(InvalidInputError):
+        train_judge(cfg, tmp_path / "x", progress=False)
+
+
+def test_config_file_errors(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInputError):
+        load_config(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("lr: -1\n", encoding="utf-8")
+    with pytest.raises(InvalidInputError):
+        load_config(bad)
+    bad.write_text("unknown_key: 1\n", encoding="utf-8")
+    with pytest.raises(InvalidInputError):
+        load_config(bad)
+
+
+def test_shipped_config_is_the_default_and_valid() -> None:
+    repo = Path(__file__).resolve().parents[2]
+    cfg = load_config(repo / "eval" / "judge.yaml")
+    assert cfg == TrainJudgeConfig()
+    assert all(s.split != "test" for s in (*cfg.train, *cfg.dev))
+    assert {(s.dataset, s.split) for s in cfg.train} == {
+        ("snli", "dev"),
+        ("gu_dnli", "train"),
+        ("ci_tod", "train"),
+    }
+    assert all(isinstance(s, DataSource) for s in cfg.train)
+
+
+def test_fit_temperature_recovers_overconfidence(rng: np.random.Generator) -> None:
+    n = 4000
+    true_logit = rng.normal(0, 2, n)
+    y = rng.random(n) < 1 / (1 + np.exp(-true_logit))
+    logits = np.stack([true_logit * 3.0, np.zeros(n)], axis=1)  # 3x over-confident
+    t = fit_temperature(logits, y)
+    assert 2.4 < t < 3.6
+    p_raw = 1 / (1 + np.exp(-logits[:, 0]))
+    p_cal = 1 / (1 + np.exp(-logits[:, 0] / t))
+    assert expected_calibration_error(p_cal, y) < expected_calibration_error(p_raw, y)
+
+
+def test_ece_edge_cases() -> None:
+    assert expected_calibration_error(np.array([]), np.array([], dtype=bool)) == 0.0
+    assert expected_calibration_error(np.array([1.0, 1.0]), np.array([False, False])) == pytest.approx(1.0)
+
+
+def test_calibrate_only_keeps_weights(tiny_nli: Path, tmp_path: Path) -> None:
+    cfg = TrainJudgeConfig.model_validate(_tiny(tiny_nli, max_steps=2))
+    out = tmp_path / "j"
+    first = train_judge(cfg, out, progress=False)
+    again = train_judge(cfg.model_copy(update={"quantize": "int8"}), out, progress=False, calibrate_only=True)
+    assert again.weights_sha256 == first.weights_sha256
+    assert again.steps == first.steps
+    assert json.loads((out / "judge.json").read_text(encoding="utf-8"))["quantize"] == "int8"
+    assert DefaultJudge(out).quantize == "int8"  # "auto" follows judge.json
+    with pytest.raises(InvalidInputError):
+        train_judge(cfg, tmp_path / "empty", progress=False, calibrate_only=True)

@@ -1,0 +1,144 @@
+"""Formatting by urgency, the turn policy (fatigue rule) and answer parsing."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+
+import pytest
+
+from memlab.errors import InvalidInputError
+from memlab.notify import (
+    Notification,
+    NotificationType,
+    ResolutionChoice,
+    format_high_block,
+    format_notification,
+    medium_offer,
+    parse_choice,
+    parse_yes_no,
+    plan_turn,
+)
+from memlab.records import Urgency
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _contra(id_=1, urgency=Urgency.HIGH, first="Sono nato il 12 luglio 1990", second="Il mio compleanno è il 15 agosto"):
+    return Notification(id=id_, user_id="u1", type=NotificationType.CONTRADICTION, urgency=urgency, content="x",
+                        payload={"first": {"id": 1, "text": first}, "second": {"id": 2, "text": second}},
+                        memory_ids=(1, 2), actionable=True)
+
+
+def _note(id_, urgency, type_=NotificationType.EVENT, **kw):
+    return Notification(id=id_, user_id="u1", type=type_, urgency=urgency, content=f"evento {id_}", **kw)
+
+
+def test_high_contradiction_block_italian_exact():
+    assert format_notification(_contra()).splitlines() == [
+        "[⚠️ CONTRADDIZIONE RILEVATA]",
+        "Ho trovato due informazioni in conflitto:",
+        '1. "Sono nato il 12 luglio 1990"',
+        '2. "Il mio compleanno è il 15 agosto"',
+        "Quale informazione è corretta?",
+        "A) la prima",
+        "B) la seconda",
+        "C) entrambe corrette (spiega il contesto)",
+        "D) cancella entrambe",
+    ]
+
+
+def test_high_block_english_chinese_text_and_explanation():
+    n = replace(_contra(first="我叫张三", second="叫我李四"), payload={
+        "first": {"id": 1, "text": "我叫张三"}, "second": {"id": 2, "text": "叫我李四"},
+        "explanation": "Two different names."})
+    lines = format_notification(n, "en").splitlines()
+    assert lines[0] == "[⚠️ CONTRADICTION DETECTED]"
+    assert lines[2:5] == ['1. "我叫张三"', '2. "叫我李四"', "Two different names."]
+    assert lines[-4:] == ["A) the first", "B) the second", "C) both correct (explain the context)", "D) delete both"]
+
+
+def test_other_high_and_several_blocks():
+    ev = _note(5, Urgency.HIGH)
+    assert format_notification(ev) == "[⚠️ IMPORTANTE] evento 5"
+    block = format_high_block([_contra(1), _contra(2)])
+    assert block.count("[⚠️ CONTRADDIZIONE RILEVATA]") == 2
+    assert "(notifica n. 1; rispondi con A, B, C o D)" in block and "notifica n. 2" in block
+    assert format_high_block([]) == ""
+    with pytest.raises(InvalidInputError):
+        format_notification(ev, "fr")
+
+
+def test_medium_offer_text():
+    assert medium_offer() == "Ho una notifica importante per te. Vuoi che te la mostri ora? (sì/no)"
+    assert medium_offer("en").endswith("(yes/no)")
+
+
+def test_plan_turn_normal():
+    pending = [_contra(1), _contra(2), _note(3, Urgency.MEDIUM), _note(4, Urgency.MEDIUM), _note(5, Urgency.LOW)]
+    plan = plan_turn(pending, fatigue=0.2)
+    assert [n.id for n in plan.high] == [1, 2]
+    assert plan.offer is not None and plan.offer.id == 3
+    assert [n.id for n in plan.badge_only] == [4, 5] and not plan.fatigued
+
+
+def test_plan_turn_fatigued_one_high_and_no_medium():
+    pending = [_contra(1), _contra(2), _note(3, Urgency.MEDIUM), _note(5, Urgency.LOW)]
+    plan = plan_turn(pending, fatigue=0.75)
+    assert [n.id for n in plan.high] == [1]
+    assert plan.offer is None and plan.fatigued
+    assert {n.id for n in plan.badge_only} == {2, 3, 5}
+    # exactly at the threshold the rule does not apply (> 0.7)
+    assert len(plan_turn(pending, fatigue=0.7).high) == 2
+
+
+def test_plan_turn_does_not_repeat_shown_or_offered():
+    pending = [replace(_contra(1), shown_at=NOW), _note(3, Urgency.MEDIUM, offered_at=NOW)]
+    plan = plan_turn(pending)
+    assert plan.high == () and plan.offer is None and len(plan.badge_only) == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("A", ("A", None, None)),
+        ("b", ("B", None, None)),
+        ("a)", ("A", None, None)),
+        ("D.", ("D", None, None)),
+        ("C: il 15 agosto è il compleanno di mia madre", ("C", "il 15 agosto è il compleanno di mia madre", None)),
+        ("c uno è il compleanno di mia madre", ("C", "uno è il compleanno di mia madre", None)),
+        ("la prima", ("A", None, None)),
+        ("La seconda è corretta", ("B", None, None)),
+        ("entrambe corrette", ("C", None, None)),
+        ("Cancella entrambe", ("D", None, None)),
+        ("nessuna delle due", ("D", None, None)),
+        ("the first", ("A", None, None)),
+        ("both", ("C", None, None)),
+        ("2: B", ("B", None, 2)),
+        ("B 2", ("B", None, 2)),
+        ("第一个", ("A", None, None)),
+        ("第二个是对的", ("B", None, None)),
+        ("都对，一个是我妈妈的生日", ("C", "一个是我妈妈的生日", None)),
+        ("都删除", ("D", None, None)),
+    ],
+)
+def test_parse_choice(text, expected):
+    choice, note, ref = parse_choice(text)
+    assert (choice, note, ref) == (ResolutionChoice(expected[0]), expected[1], expected[2])
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a che ora apre il museo?", "Abito a Roma", "c'è il sole", "d'accordo", "Che ore sono?", "ciao",
+     "la prima volta che sono andato a Parigi era il 2010 con mia sorella", ""],
+)
+def test_parse_choice_ignores_ordinary_messages(text):
+    assert parse_choice(text) is None
+
+
+@pytest.mark.parametrize(("text", "expected"), [("sì", True), ("Si!", True), ("ok", True), ("yes", True),
+                                                ("no", False), ("non ora", False), ("later", False),
+                                                ("ciao", None), ("Che ore sono?", None),
+                                                ("好", True), ("不", False), ("我叫李四", None)])
+def test_parse_yes_no(text, expected):
+    assert parse_yes_no(text) is expected

@@ -1,0 +1,260 @@
+"""Assistant turn flow: notifications first, HIGH before the reply, extraction, background checks, answers."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from memlab.agent import BackgroundAgent
+from memlab.assistant import NO_MODEL_MARKER, Assistant, IngestResult, SentenceIngestor
+from memlab.chats import ChatStore
+from memlab.errors import InvalidInputError, LLMError, NotFoundError
+from memlab.llm import ScriptedLLM
+from memlab.notify import NotificationService, NotificationStatus
+from memlab.records import Urgency
+from memlab.store import MemoryStore
+from memlab.testing import FakeEmbedder, ScriptedChecker
+
+BORN = "Sono nato il 12 luglio 1990"
+BDAY = "Il mio compleanno è il 15 agosto"
+
+
+class StubIngestor:
+    """Scripted extraction: message -> keyed facts, plus a scripted fatigue score."""
+
+    def __init__(self, store, facts, fatigue=0.0):
+        self.store, self.facts, self.fatigue = store, facts, fatigue
+        self.block = "## INFORMAZIONI GIÀ RACCOLTE\n- (stub)"
+
+    def ingest(self, user_id, conversation_id, message, *, turn=None):
+        ids = [self.store.add(user_id, text, key=key, value=value, source=f"conv:{conversation_id}").id
+               for text, key, value in self.facts.get(message, [])]
+        return IngestResult(memory_ids=ids, fatigue=self.fatigue, prompt_block=self.block, extractor="stub")
+
+    def state(self, user_id, conversation_id):
+        return IngestResult(fatigue=self.fatigue, prompt_block=self.block, extractor="stub")
+
+
+FACTS = {
+    BORN: [(BORN, "birthday", "07-12")],
+    BDAY: [(BDAY, "birthday", "08-15")],
+    "Abito a Roma": [("Abito a Roma", "home_city", "roma")],
+    "Vivo a Milano": [("Vivo a Milano", "home_city", "milano")],
+}
+
+
+@pytest.fixture
+def env(tmp_path):
+    store = MemoryStore(tmp_path / "m.db", embedder=FakeEmbedder(dim=32))
+    svc = NotificationService(store)
+    agent = BackgroundAgent(store, ScriptedChecker(store), svc, poll_interval_s=0.02)
+    ing = StubIngestor(store, FACTS)
+    yield store, svc, agent, ing
+    store.close()
+
+
+def turns(assistant, agent, messages, user="u1"):
+    """Run turns one after the other, waiting for each turn's checks (like the CLI)."""
+
+    async def go():
+        out = []
+        async with agent:
+            for m in messages:
+                r = await asyncio.to_thread(assistant.respond, user, m)
+                await agent.wait_idle(r.job_ids, timeout=30)
+                out.append(r)
+        return out
+
+    return asyncio.run(go())
+
+
+def test_seed_flow_high_block_before_reply_and_resolution(env):
+    store, svc, agent, ing = env
+    a = Assistant(store, notifications=svc, agent=agent, ingestor=ing)
+    r1, r2, r3 = turns(a, agent, [BORN, BDAY, "Che ore sono?"])
+    assert r1.response == r2.response == NO_MODEL_MARKER["it"] == "(nessun modello configurato)"
+    assert len(r1.job_ids) == len(r2.job_ids) == 1
+    # the contradiction found after turn 2 is shown at turn 3, before the reply
+    assert r2.high_urgency_notifications == []
+    assert r3.response.startswith("[⚠️ CONTRADDIZIONE RILEVATA]")
+    assert r3.response.endswith("(nessun modello configurato)")
+    for needle in ("12 luglio 1990", "15 agosto", "A) la prima", "B) la seconda",
+                   "C) entrambe corrette (spiega il contesto)", "D) cancella entrambe"):
+        assert needle in r3.response
+    assert r3.notifications_count == 1 and len(r3.high_urgency_notifications) == 1
+    nid = r3.high_urgency_notifications[0]["id"]
+    # shown once: the next turn does not repeat the block, the badge still counts it
+    (r4,) = turns(a, agent, ["Grazie"])
+    assert "[⚠️" not in r4.response and r4.notifications_count == 1
+    # the user's answer is final
+    (r5,) = turns(a, agent, ["la prima"])
+    assert r5.kind == "resolution" and r5.resolved["id"] == nid and r5.resolved["choice"] == "A"
+    born, bday = store.list("u1", include_inactive=True)
+    assert born.is_active and not bday.is_active
+    assert r5.notifications_count == 0 and "12 luglio 1990" in r5.response
+    assert r5.memory_ids == [] and r5.job_ids == []  # an answer is not a memory
+
+
+def test_user_isolation(env):
+    store, svc, agent, ing = env
+    a = Assistant(store, notifications=svc, agent=agent, ingestor=ing)
+    turns(a, agent, [BORN, BDAY])
+    (r,) = turns(a, agent, ["ciao"], user="u2")
+    assert r.notifications_count == 0 and r.high_urgency_notifications == []
+    assert "[⚠️" not in r.response
+    (r,) = turns(a, agent, ["A"], user="u2")  # u2 cannot answer u1's contradiction
+    assert r.kind == "chat" and svc.count("u1") == 1
+
+
+def test_choice_c_keeps_both_with_context(env):
+    store, svc, agent, ing = env
+    a = Assistant(store, notifications=svc, agent=agent, ingestor=ing)
+    turns(a, agent, [BORN, BDAY, "ok"])
+    (r,) = turns(a, agent, ["C: il 15 agosto è il compleanno di mia madre"])
+    assert r.resolved["choice"] == "C"
+    for m in store.list("u1", include_inactive=True):
+        assert m.is_active and m.context == "il 15 agosto è il compleanno di mia madre"
+    assert "compleanno di mia madre" in r.response
+
+
+def test_fatigue_shows_one_high_and_downgrades_medium(env):
+    store, svc, agent, ing = env
+    ing.fatigue = 0.85
+    a = Assistant(store, notifications=svc, agent=agent, ingestor=ing)
+    checker = ScriptedChecker(store)
+    for msg in (BORN, BDAY, "Abito a Roma", "Vivo a Milano"):  # two contradictions pending, none shown yet
+        for mid in ing.ingest("u1", "c", msg).memory_ids:
+            for c in checker.check(store.get(mid)).contradictions:
+                svc.create_contradiction("u1", c)
+    assert svc.count("u1") == 2
+    svc.create("event", "medium", "Domani alle 9 hai il volo per Tokyo", "u1")
+    (r,) = turns(a, agent, ["boh"])
+    assert len(r.high_urgency_notifications) == 1 and r.response.count("[⚠️ CONTRADDIZIONE RILEVATA]") == 1
+    assert r.medium_offer is None and "Vuoi che te la mostri" not in r.response
+    assert r.notifications_count == 3
+    ing.fatigue = 0.1
+    (r,) = turns(a, agent, ["ok"])
+    assert len(r.high_urgency_notifications) == 1  # the second contradiction, now
+    assert r.response.endswith("Ho una notifica importante per te. Vuoi che te la mostri ora? (sì/no)")
+
+
+def test_medium_offer_yes_shows_no_declines(env):
+    store, svc, agent, ing = env
+    a = Assistant(store, notifications=svc, agent=agent, ingestor=ing)
+    ev = svc.create("event", "medium", "Domani alle 9 hai il volo per Tokyo", "u1")
+    (r1, r2) = turns(a, agent, ["Buongiorno", "sì"])
+    assert r1.response.startswith("(nessun modello configurato)")
+    assert r1.response.endswith("Vuoi che te la mostri ora? (sì/no)") and r1.medium_offer["id"] == ev.id
+    assert r2.kind == "offer_shown" and "volo per Tokyo" in r2.response
+    assert svc.count("u1") == 0  # an event stops being pending once shown
+    ev2 = svc.create("event", "medium", "Riunione con Anna alle 15", "u1")
+    (r3, r4, r5) = turns(a, agent, ["Ciao di nuovo", "no", "Come va?"])
+    assert r3.medium_offer["id"] == ev2.id and r4.kind == "offer_declined"
+    assert r5.medium_offer is None  # not offered again, still in the bell
+    assert svc.get(ev2.id, user_id="u1").status is NotificationStatus.UNREAD and r5.notifications_count == 1
+
+
+def test_prompt_composition_and_llm_reply(env):
+    store, svc, agent, ing = env
+    llm = ScriptedLLM(["Piacere!", "Certo.", "Sono le dieci."])
+    chats = ChatStore(store)
+    a = Assistant(store, notifications=svc, agent=agent, ingestor=ing, llm=llm, chats=chats,
+                  system_prompt="SYSTEM-PROMPT")
+    r1, r2, r3 = turns(a, agent, ["Abito a Roma", BORN, "Che ore sono?"])
+    assert r1.response == "Piacere!" and r3.response.endswith("Sono le dieci.")
+    msgs = llm.calls[-1]
+    system = msgs[0]["content"]
+    assert msgs[0]["role"] == "system"
+    # system prompt, then the conversation-memory block, then build_context
+    assert system.index("SYSTEM-PROMPT") < system.index("## INFORMAZIONI GIÀ RACCOLTE") < system.index(
+        "## MEMORIE DELL'UTENTE")
+    assert "Abito a Roma" in system and BORN in system
+    # then assistant_history, then the message
+    assert [m["role"] for m in msgs[1:]] == ["user", "assistant", "user", "assistant", "user"]
+    assert msgs[-1]["content"] == "Che ore sono?" and msgs[2]["content"] == "Piacere!"
+    chat = chats.get(r3.chat_id, user_id="u1")
+    assert len(chat.full_history) == 6
+
+
+def test_llm_failure_keeps_the_turn(env):
+    store, svc, agent, ing = env
+    a = Assistant(store, notifications=svc, agent=agent, ingestor=ing, llm=ScriptedLLM([LLMError("timeout")]))
+    (r,) = turns(a, agent, ["Abito a Roma"])
+    assert r.llm_error and "timeout" in r.llm_error
+    assert r.response.startswith("(il modello non ha risposto") and len(r.memory_ids) == 1
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "ciao\x00", "x" * 100_001, None])
+def test_bad_messages_store_nothing(env, bad):
+    store, svc, agent, ing = env
+    a = Assistant(store, notifications=svc, agent=agent, ingestor=SentenceIngestor(store))
+    a.respond("u1", "Abito a Roma.")
+    with pytest.raises(InvalidInputError):
+        a.respond("u1", bad)
+    assert [m.text for m in store.list("u1")] == ["Abito a Roma."]
+
+
+def test_unknown_or_foreign_chat(env):
+    store, svc, agent, ing = env
+    chats = ChatStore(store)
+    other = chats.create("u2")
+    a = Assistant(store, notifications=svc, ingestor=ing, chats=chats)
+    with pytest.raises(NotFoundError):
+        a.respond("u1", "ciao", chat_id=other.id)
+
+
+def test_sentence_ingestor_italian_and_chinese(tmp_path):
+    store = MemoryStore(tmp_path / "m.db", embedder=FakeEmbedder(dim=32))
+    a = Assistant(store, ingestor=SentenceIngestor(store), lang="en")
+    r = a.respond("u1", "Abito a Roma. Che ore sono? Lavoro presso Enel.\n我叫李四。")
+    assert [m.text for m in store.list("u1")] == ["Abito a Roma.", "Lavoro presso Enel.", "我叫李四。"]
+    assert r.response == "(no model configured)" and r.job_ids == []  # no agent: nothing scheduled
+    r2 = a.respond("u1", "Abito a Roma.")  # already known: not stored twice
+    assert r2.memory_ids == []
+    store.close()
+
+
+def test_urgency_order_in_pending(env):
+    store, svc, agent, ing = env
+    svc.create("todo", "low", "Pagare la bolletta", "u1")
+    a = Assistant(store, notifications=svc, agent=agent, ingestor=ing)
+    (r,) = turns(a, agent, ["Ciao"])
+    assert r.response == "(nessun modello configurato)" and r.notifications_count == 1  # LOW: badge only
+    assert svc.pending("u1")[0].urgency is Urgency.LOW
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "needles"),
+    [
+        (BORN, BDAY, ("12 luglio 1990", "15 agosto")),
+        ("I was born on 12 July 1990.", "My birthday is on 15 August.", ("12 July 1990", "15 August")),
+        ("我叫张三", "叫我李四", ("张三", "李四")),
+    ],
+    ids=["it", "en", "zh"],
+)
+def test_real_extraction_detector_and_minilm(tmp_path, minilm, first, second, needles):
+    """Integration: real packaged MiniLM, real rule extraction, real layered detector (judge scripted to 0,
+    so the entity/pattern levels decide), real agent and SQLite."""
+    from memlab.assistant import ConversationIngestor
+    from memlab.integrity import SemanticIntegrityChecker
+    from memlab.testing import ScriptedJudge
+
+    store = MemoryStore(tmp_path / "m.db", embedder=minilm)
+    svc = NotificationService(store)
+    agent = BackgroundAgent(store, SemanticIntegrityChecker(store, ScriptedJudge(default=0.0)), svc,
+                            poll_interval_s=0.02)
+    a = Assistant(store, notifications=svc, agent=agent, ingestor=ConversationIngestor(store))
+    r1, r2, r3 = turns(a, agent, [first, second, "Che ore sono?"])
+    assert r1.memory_ids and r2.memory_ids
+    assert r3.response.startswith("[⚠️ CONTRADDIZIONE RILEVATA]"), r3.response
+    block = r3.response.split("\n\n")[0]
+    assert all(n in block for n in needles)
+    assert r3.notifications_count >= 1
+    (r4,) = turns(a, agent, ["B"])
+    assert r4.kind == "resolution"
+    kept = store.get(r2.memory_ids[0])
+    assert kept.is_active and not store.get(r1.memory_ids[0]).is_active
+    (r5,) = turns(a, agent, ["ciao"], user="u2")
+    assert r5.notifications_count == 0
+    store.close()
