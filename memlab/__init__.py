@@ -11,6 +11,7 @@ Quickstart:
 
 from __future__ import annotations
 
+from memlab.app import Memlab, open_memlab
 from memlab.config import Settings
 from memlab.embedding import load_embedder
 from memlab.errors import (
@@ -48,6 +49,7 @@ __all__ = [
     "LLM",
     "LLMError",
     "Label",
+    "Memlab",
     "MemlabError",
     "MemoryItem",
     "MemoryStore",
@@ -60,5 +62,6 @@ __all__ = [
     "Verdict",
     "load_embedder",
     "load_judge",
+    "open_memlab",
     "__version__",
 ]

@@ -237,7 +237,7 @@ def run_integrity_bench(
         if not lat["judge"]:
             notes.append("judge stage not measured (no judge).")
         q_real = emb.embed(new_texts)
-        facs = indexes or ["Flat", "HNSW32", "IVF1024"]
+        facs = indexes or ["Flat", "HNSW32", "IVF1024,Flat"]
         res.indexes += _compare_indexes(real, q_real, facs, "real MiniLM corpus", seed)
         if n > store_limit:
             notes.append(f"FAISS at N={n:,}: RANDOM unit vectors (seed {seed}), not embedded texts; the real-store "

@@ -510,7 +510,8 @@ def _rss() -> tuple[float, float]:
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e6  # KiB on Linux
     except ImportError:  # pragma: no cover - Windows
         peak = cur
-    return cur, peak
+    # the kernel updates ru_maxrss lazily (hiwater marks), so it can trail the current RSS by a few pages
+    return cur, max(peak, cur) if cur == cur else peak
 
 
 class _TimedEmbedder:

@@ -71,27 +71,13 @@ def _settings() -> Any:
     return Settings()
 
 
-def _stored_embedder(db_path: str) -> str | None:
-    import sqlite3
-
-    if not Path(db_path).exists():
-        return None
-    con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-    try:
-        row = con.execute("SELECT value FROM memlab_meta WHERE key = 'embedder'").fetchone()
-    except sqlite3.Error:
-        return None
-    finally:
-        con.close()
-    return str(row[0]) if row else None
-
-
 def open_store(db_path: str, embedder: str | None, settings: Any) -> Any:
     """Open the store with the embedder it was built with (never silently re-embeds)."""
+    from memlab.app import stored_embedder_name
     from memlab.embedding import load_embedder
     from memlab.store import MemoryStore
 
-    name = embedder or _stored_embedder(db_path) or settings.embedder
+    name = embedder or stored_embedder_name(db_path) or settings.embedder
     return MemoryStore(db_path, embedder=load_embedder(name), max_text_chars=settings.max_text_chars)
 
 

@@ -41,10 +41,10 @@ def register(groups: dict[str, Any]) -> None:
     b.add_argument("--store-limit", type=int, default=20_000,
                    help="above this N the real-store stages use this many memories and the FAISS stage uses "
                         "random unit vectors at full N (said in the output)")
-    b.add_argument("--indexes", default="Flat,HNSW32,IVF1024",
-                   help="FAISS factories compared on random unit vectors (recall@10 vs exact)")
+    b.add_argument("--indexes", default="Flat;HNSW32;IVF1024,Flat",
+                   help="FAISS factories, separated by ';' (factory strings contain commas), compared with recall@10 vs exact")
     b.add_argument("--large-indexes", default=None,
-                   help="FAISS factories for the random set at full N (default: --indexes)")
+                   help="';'-separated FAISS factories for the random set at full N (default: --indexes)")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--out", default=None, help="write bench.json + bench.md here")
     b.add_argument("--threads", type=int, default=None, help="torch and FAISS (OpenMP) threads")
@@ -106,8 +106,8 @@ def _bench(args: argparse.Namespace) -> int:
     _set_threads(args.threads)
     result = run_integrity_bench(
         n=args.memories, n_queries=args.queries, judge=args.judge, embedder=args.embedder,
-        store_limit=args.store_limit, indexes=[x.strip() for x in args.indexes.split(",") if x.strip()],
-        large_indexes=[x.strip() for x in args.large_indexes.split(",") if x.strip()] if args.large_indexes else None,
+        store_limit=args.store_limit, indexes=[x.strip() for x in args.indexes.split(";") if x.strip()],
+        large_indexes=[x.strip() for x in args.large_indexes.split(";") if x.strip()] if args.large_indexes else None,
         seed=args.seed, out=args.out)
     print(result.to_markdown())
     return 0

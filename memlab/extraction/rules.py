@@ -172,7 +172,8 @@ _CLAUSE = re.compile(
     r"studio|preferisco|faccio|chiamami|mio|mia|我)\b)"
 )
 _CJK_CHAR = re.compile(r"[\u3400-\u9fff]")
-_NOT_NAMES = frozenset("i me my mine you he she it we they the a an this that here there city home town work".split())
+_NOT_NAMES = frozenset("i me my mine you he she it we they the a an this that here there city home town work all "
+                       "everywhere nowhere somewhere something over la il lo una un".split())
 _FEMININE = _rx(r"\b(?:nata|alta|sposata|stanca|contenta|vegetariana|vegana|fidanzata|divorziata|sicura)\b")
 
 
@@ -346,8 +347,10 @@ class RuleExtractor:
                 add(slot, str(e.value), e.text, f"entity:{e.attribute}")
             else:
                 v = e.text.strip()
-                # a name, city or employer is a proper noun (capitalised) or CJK: "I live in the city" is no slot
-                if not v or not (v[0].isupper() or _CJK_CHAR.match(v)) or v.casefold() in _NOT_NAMES:
+                # a name, city or employer is a proper noun (capitalised) or CJK: "I live in the city" is no slot;
+                # a message typed all in lower case ("vivo a roma") is trusted, minus generic words
+                proper = v[:1].isupper() or bool(_CJK_CHAR.match(v)) or sentence[1:] == sentence[1:].lower()
+                if not v or not proper or v.split()[0].casefold() in _NOT_NAMES:
                     continue
                 add(slot, v, v, f"entity:{e.attribute}")
         low = sentence

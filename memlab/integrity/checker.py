@@ -199,6 +199,16 @@ class SemanticIntegrityChecker:
         th = getattr(getattr(self.store, "embedder", None), "thresholds", None)
         return float(getattr(th, "candidate", 0.7))
 
+    def threshold_for(self, text: str) -> float:
+        """The candidate threshold for a memory with this text: the setting when set, else the embedder's
+        calibrated threshold for the text's detected language (see :func:`memlab.embedding.candidate_threshold`)."""
+        from memlab.embedding import candidate_threshold
+
+        embedder = getattr(self.store, "embedder", None)
+        if embedder is None:
+            return self.candidate_threshold
+        return float(candidate_threshold(embedder, text, self.config.similarity_threshold))
+
     def get_params(self) -> dict[str, Any]:
         """JSON-able description, recorded in eval runs."""
         judge_params: Any = self._judge_name
@@ -306,7 +316,7 @@ class SemanticIntegrityChecker:
                 add(m, "exhaustive")
         else:
             vec = st.vectors([item.id])[0]
-            th = self.candidate_threshold
+            th = self.threshold_for(item.text)
             for m, s in st.search_by_vector(uid, vec, self.config.max_similar, exclude=[item.id]):
                 if s > th:
                     add(m, "faiss", s)

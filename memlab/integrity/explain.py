@@ -7,7 +7,9 @@ coincidono. Quale è corretta?"
 
 from __future__ import annotations
 
-from memlab.entities import Entity, format_value
+import re
+
+from memlab.entities import Entity, EntityKind, format_value
 
 __all__ = ["ATTRIBUTE_LABELS", "explain_entities", "explain_judge", "explain_key", "explain_pattern"]
 
@@ -125,11 +127,32 @@ def explain_entities(attribute: str, old: Entity, new: Entity, *, lang: str = "i
     return f"{text} {tail[i]}"
 
 
+#: slot keys (the extraction vocabulary) whose human label is an entity attribute's
+_KEY_ATTRIBUTE = {"preferred_name": "name", "birthday": "birthday", "birth_date": "born", "home_city": "lives_in",
+                  "employer": "works_at", "height_cm": "height", "weight_kg": "weight", "age": "age"}
+_ISO_DATE = re.compile(r"^(\d{4}|-)-(\d{2})-(\d{2})$")
+
+
+def _human_value(value: str, lang: str) -> str:
+    """An ISO date ("1990-07-12", "--08-15") in words ("12 luglio 1990", "15 agosto"); other values unchanged."""
+    if _ISO_DATE.match(value):
+        return format_value(Entity(EntityKind.DATE, value, 0, len(value), value, "date"), lang=lang)
+    return value
+
+
 def explain_key(key: str, old_value: str, new_value: str, *, lang: str = "it") -> str:
-    """Explain two different values stored under the same key (slot)."""
+    """Explain two different values stored under the same key (slot), citing both values in words.
+
+    Example:
+        >>> explain_key("birthday", "1990-07-12", "--08-15")
+        'Due memorie danno valori diversi per «compleanno»: «12 luglio 1990» e «15 agosto». Quale dei due è corretto?'
+    """
+    i = _i(lang)
+    label = ATTRIBUTE_LABELS[_KEY_ATTRIBUTE[key]][i] if key in _KEY_ATTRIBUTE else key
+    o, n = _human_value(old_value, lang), _human_value(new_value, lang)
     if lang == "en":
-        return f"Two memories fill the slot \"{key}\" with different values: \"{old_value}\" and \"{new_value}\". {_ASK[1]}"
-    return f"Due memorie danno valori diversi per «{key}»: «{old_value}» e «{new_value}». {_ASK[0]}"
+        return f"Two memories give different values for \"{label}\": \"{o}\" and \"{n}\". {_ASK[1]}"
+    return f"Due memorie danno valori diversi per «{label}»: «{o}» e «{n}». {_ASK[0]}"
 
 
 def explain_pattern(rule: str, old: str | Entity, new: str | Entity, *, lang: str = "it") -> str:

@@ -271,7 +271,7 @@ def test_italian_pair_found_without_the_cosine(tmp_path: Path, minilm: Any) -> N
         b = s.add("u1", "Vivo a Milano")
         sim = float(s.vectors([a.id])[0] @ s.vectors([b.id])[0])
         assert sim < 0.7
-        checker = SemanticIntegrityChecker(s, ScriptedJudge())
+        checker = SemanticIntegrityChecker(s, ScriptedJudge(), similarity_threshold=0.7)  # the seed's filter
         srcs = {m.id: src for m, _, src in checker.candidates(b)}
         assert srcs[a.id] == {"attribute"}
         res = checker.check(b)
