@@ -132,6 +132,12 @@ class _Pair:
     undecided: bool = True
 
 
+def _different_slots(p: _Pair) -> bool:
+    """Both memories fill a slot, and not the same one: the judge is not asked (its false positives live there)."""
+    a, b = p.new.key, p.old.item.key
+    return a is not None and b is not None and a != b
+
+
 class SemanticIntegrityChecker:
     """Find contradictions between a memory and the rest of its owner's memories.
 
@@ -375,8 +381,10 @@ class SemanticIntegrityChecker:
                 for p in pairs:
                     if p.undecided:
                         p.decided = self._patterns_level(p)
-                        # a short pair whose facts are known to agree is decided "consistent": no judge call
-                        p.undecided = p.decided is None and consistent_reason(
+                        # a short pair whose facts are known to agree, or two memories filling different slots
+                        # (home_city vs employer: cross-slot rules such as age vs birth year ran above), is
+                        # decided "consistent": no judge call
+                        p.undecided = p.decided is None and not _different_slots(p) and consistent_reason(
                             self.facts(p.old.item), self.facts(p.new)) is None
             stage["patterns"] = (time.perf_counter() - t2) * 1000
             per_item.append((item, pairs, stage))

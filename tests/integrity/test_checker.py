@@ -299,3 +299,20 @@ def test_judge_stage_time_is_charged_to_the_item(store: MemoryStore) -> None:
     new = store.add("u1", "alpha beta gamma")
     res = SemanticIntegrityChecker(store, Slow(), similarity_threshold=0.1).check(new)
     assert res.stage_ms["judge"] > 0.0  # was 0.0 when the share was computed after the judge ran
+
+
+def test_memories_of_different_slots_never_reach_the_judge():
+    """home_city vs employer: the judge (here always 0.99) is not asked; same slot still is."""
+    from memlab.integrity import SemanticIntegrityChecker
+    from memlab.store import MemoryStore
+    from memlab.testing import FakeEmbedder, ScriptedJudge
+
+    store = MemoryStore(":memory:", embedder=FakeEmbedder())
+    judge = ScriptedJudge(lambda a, b: 0.99)
+    checker = SemanticIntegrityChecker(store, judge, exhaustive=True)
+    store.add("u1", "L'utente vive a Roma", key="home_city", value="Roma")
+    job = store.add("u1", "L'utente lavora presso Ferrari", key="employer", value="Ferrari")
+    res = checker.check(job)
+    assert not res.has_contradiction and judge.calls == []
+    free = store.add("u1", "L'utente ama il mare")
+    assert checker.check(free).has_contradiction and judge.calls  # unkeyed pairs still go to the judge
