@@ -68,19 +68,24 @@ class Memlab:
         Returns:
             The :class:`~memlab.assistant.AssistantResponse`; ``notifications_count`` is the badge after the checks.
         """
-        return asyncio.run(self._turn(user_id, message, chat_id=chat_id, wait=wait, timeout=timeout))
+        resp, _ = asyncio.run(self.turn_async(user_id, message, chat_id=chat_id, wait=wait, timeout=timeout))
+        return resp
 
-    async def _turn(self, user_id: str, message: str, *, chat_id: str | None, wait: bool, timeout: float) -> Any:
+    async def turn_async(self, user_id: str, message: str, *, chat_id: str | None = None, wait: bool = True,
+                         timeout: float = 300.0) -> tuple[Any, bool]:
+        """Like :meth:`turn`, inside a running event loop; also says whether the turn's checks finished in time
+        (unfinished checks stay queued in SQLite and run at the next start)."""
+        done = True
         if self.agent is not None and wait:
             await self.agent.start()
         try:
             resp = await asyncio.to_thread(self.assistant.respond, user_id, message, chat_id=chat_id)
             if self.agent is not None and wait:
-                await self.agent.wait_idle(resp.job_ids, timeout=timeout)
+                done = await self.agent.wait_idle(resp.job_ids, timeout=timeout)
         finally:
             if self.agent is not None and wait:
                 await self.agent.stop()
-        return resp.model_copy(update={"notifications_count": self.notifications.count(user_id)})
+        return resp.model_copy(update={"notifications_count": self.notifications.count(user_id)}), done
 
     def close(self) -> None:
         """Close the database (and write the FAISS cache)."""

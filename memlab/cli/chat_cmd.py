@@ -81,18 +81,6 @@ def open_store(db_path: str, embedder: str | None, settings: Any) -> Any:
     return MemoryStore(db_path, embedder=load_embedder(name), max_text_chars=settings.max_text_chars)
 
 
-def build_checker(store: Any, settings: Any, judge: str | None = None) -> Any | None:
-    """The production integrity checker (detector + judge), or None when ``memlab.integrity`` is absent."""
-    try:
-        from memlab.integrity import SemanticIntegrityChecker
-    except ImportError:
-        print("memlab: warning: memlab.integrity is not available; no background checks", file=sys.stderr)
-        return None
-    from memlab.judges import load_judge
-
-    return SemanticIntegrityChecker(store, load_judge(judge or settings.judge), settings)
-
-
 def _need_db(path: str) -> None:
     if not Path(path).exists():
         raise NotFoundError(f"No database at {path!r}.")
@@ -103,48 +91,24 @@ def _chat(args: argparse.Namespace) -> int:
 
 
 async def _chat_async(args: argparse.Namespace) -> int:
-    from memlab.agent import BackgroundAgent
-    from memlab.assistant import Assistant
-    from memlab.chats import ChatStore
-    from memlab.notify import NotificationService
+    from memlab.app import open_memlab
 
-    settings = _settings()
-    lang = args.lang or settings.lang
-    store = open_store(args.db, args.embedder, settings)
+    lab = open_memlab(args.db, settings=_settings(), embedder=args.embedder, judge=args.judge, lang=args.lang)
     try:
-        notifications = NotificationService(store)
-        checker = build_checker(store, settings, args.judge)
-        agent = BackgroundAgent(store, checker, notifications) if checker is not None else None
-        llm = None
-        if settings.llm_backend != "none":
-            from memlab.llm import load_llm
-
-            llm = load_llm(settings)
-        chats = ChatStore(store, summary_window_size=settings.summary_window_size)
-        assistant = Assistant(store, notifications=notifications, agent=agent, llm=llm, chats=chats, lang=lang)
-        if agent is not None and not args.no_wait:
-            await agent.start()
-        try:
-            resp = await asyncio.to_thread(assistant.respond, args.user, args.message, chat_id=args.chat)
-            if agent is not None and not args.no_wait:
-                done = await agent.wait_idle(resp.job_ids, timeout=args.timeout)
-                if not done:
-                    print(f"memlab: warning: checks still running after {args.timeout:.0f}s; they stay queued",
-                          file=sys.stderr)
-        finally:
-            if agent is not None:
-                await agent.stop()
-        count = notifications.count(args.user)
+        resp, done = await lab.turn_async(args.user, args.message, chat_id=args.chat, wait=not args.no_wait,
+                                          timeout=args.timeout)
+        if not done:
+            print(f"memlab: warning: checks still running after {args.timeout:.0f}s; they stay queued",
+                  file=sys.stderr)
+        count = resp.notifications_count  # the badge after this turn's checks
         if args.json:
-            out = resp.model_dump()
-            out["notifications_count"] = count  # the badge after this turn's checks
-            print(json.dumps(out, ensure_ascii=False, indent=2))
+            print(json.dumps(resp.model_dump(), ensure_ascii=False, indent=2))
         else:
             print(resp.response)
             if count:
                 print(f"\n🔔 {count}")
     finally:
-        store.close()
+        lab.close()
     return 0
 
 
