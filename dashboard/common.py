@@ -14,7 +14,6 @@ from typing import Any
 import streamlit as st
 
 
-
 def default_db() -> str:
     """Database shown on first start: ``MEMLAB_DASHBOARD_DB`` or ``.memlab/demo.db`` (built from the demo script)."""
     return os.environ.get("MEMLAB_DASHBOARD_DB", str(Path(".memlab") / "demo.db"))
@@ -28,11 +27,11 @@ def default_runs() -> str:
 @st.cache_resource(show_spinner="Opening the memory database…")
 def open_services(db_path: str) -> Any:
     """One set of services (store, notifications, chats, assistant) per database file, shared across reruns."""
-    from memlab.demo import ensure_demo_db, open_services as _open
+    from memlab.app import open_memlab
+    from memlab.demo import ensure_demo_db
 
-    if not Path(db_path).exists():
-        ensure_demo_db(db_path)
-    return _open(db_path)
+    ensure_demo_db(db_path)  # builds the scripted demo only when the file does not exist
+    return open_memlab(db_path)
 
 
 def sidebar() -> None:

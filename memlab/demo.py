@@ -11,7 +11,7 @@ from pathlib import Path
 
 from memlab.app import Memlab, open_memlab
 
-__all__ = ["DEMO_SCRIPT", "build_demo", "ensure_demo_db", "open_services"]
+__all__ = ["DEMO_SCRIPT", "build_demo", "ensure_demo_db"]
 
 #: (user, message) turns replayed through the Assistant.
 DEMO_SCRIPT: tuple[tuple[str, str], ...] = (
@@ -45,8 +45,3 @@ def ensure_demo_db(path: str | os.PathLike[str]) -> None:
         open_memlab(path, checks=False).close()
         return
     build_demo(path).close()
-
-
-def open_services(path: str | os.PathLike[str]) -> Memlab:
-    """Open every service of an existing database (see :func:`memlab.app.open_memlab`)."""
-    return open_memlab(path)

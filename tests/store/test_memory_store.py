@@ -225,7 +225,7 @@ def test_user_isolation_in_every_method(store):
         {"text": "ok", "confidence": 1.5},
         {"text": "ok", "confidence": -0.1},
         {"text": "ok", "confidence": float("nan")},
-        {"text": "ok", "valid_from": datetime(2020, 1, 1)},  # naive datetime
+        {"text": "ok", "valid_from": datetime(2020, 1, 1)},  # noqa: DTZ001 - a naive datetime is the bad input
         {"text": "ok", "keywords": "not-a-list"},
     ],
 )
