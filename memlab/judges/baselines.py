@@ -110,19 +110,6 @@ _NEG_WORDS = {
     "without",
     "cannot",
     "nowhere",
-    "isn",
-    "aren",
-    "wasn",
-    "weren",
-    "don",
-    "doesn",
-    "didn",
-    "won",
-    "can",
-    "couldn",
-    "shouldn",
-    "hasn",
-    "haven",
     # Italian
     "non",
     "mai",
@@ -136,6 +123,7 @@ _NEG_WORDS = {
     "nemmeno",
     "neppure",
 }
+# contractions ("don't", "can't") are counted by their "n't", not by the stem token
 _NEG_CONTRACTION = re.compile(r"n't\b|n’t\b", re.IGNORECASE)
 _NEG_ZH = re.compile(r"不|没|無|无|未|别|非|莫")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -210,22 +198,6 @@ _STOP = {
     "啊",
     "吧",
 }
-# negation words are also matched inside contractions ("don't" -> "don"); "can" alone is not a negation
-_CONTRACTION_ONLY = {
-    "isn",
-    "aren",
-    "wasn",
-    "weren",
-    "don",
-    "doesn",
-    "didn",
-    "won",
-    "can",
-    "couldn",
-    "shouldn",
-    "hasn",
-    "haven",
-}
 
 
 def _tokens(text: str) -> list[str]:
@@ -241,7 +213,7 @@ def _tokens(text: str) -> list[str]:
 
 def _negations(text: str) -> int:
     toks = _tokens(text)
-    n = sum(1 for t in toks if t in _NEG_WORDS and t not in _CONTRACTION_ONLY)
+    n = sum(1 for t in toks if t in _NEG_WORDS)
     n += len(_NEG_CONTRACTION.findall(text))
     n += len(_NEG_ZH.findall(text))
     return n
