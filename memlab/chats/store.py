@@ -17,8 +17,11 @@ Each chat also has a chat-level ``summary_text`` (what the chat is about, ``styl
 ``summary_embedding`` (the embedding of exactly that text), and a ``title`` derived from it. An automatic
 title changes only when the focus changes: when the cosine between the current summary embedding and the
 embedding the title was derived from falls below ``title_min_similarity`` (default: the embedder's own
-calibrated "same subject" threshold, ``embedder.thresholds.candidate``). The title is the summary sentence
-closest to the summary's own embedding, cut to 60 characters. A title given by the user is never replaced.
+calibrated drift threshold ``embedder.thresholds.title_drift``: the median cosine between a text and the same
+text with half of its sentences on another subject). The first title is the summary sentence closest to the
+summary's own embedding; a new title names the new focus: the sentence closest to the current summary and
+farthest from the summary the old title came from. Titles are cut to 60 characters. A title given by the user is
+never replaced.
 
 Tables (in the memory store's SQLite file, component ``chats``): ``chats`` and ``chat_turns``.
 """
@@ -250,7 +253,7 @@ class ChatStore:
         summary_max_chars: budget of the compaction summary turn.
         chat_summary_max_chars: budget of the chat-level ``summary_text``.
         title_min_similarity: an automatic title is re-derived when cos(title's summary, current summary)
-            drops below this. Default: ``embedder.thresholds.candidate`` (0.7 if the embedder has none).
+            drops below this. Default: ``embedder.thresholds.title_drift`` (0.7 if the embedder has none).
         min_similarity: chat-switch candidate threshold ``tau``. Default: ``embedder.thresholds.chat_search``
             (0.3 if none).
         switch_margin: a switch needs ``score_1 - score_2 >= switch_margin`` (see :mod:`memlab.chats.switch`).
@@ -373,7 +376,7 @@ class ChatStore:
     def _title_threshold(self) -> float:
         if self.title_min_similarity is not None:
             return float(self.title_min_similarity)
-        return float(getattr(self._thresholds(), "candidate", 0.7))
+        return float(getattr(self._thresholds(), "title_drift", 0.7))
 
     def _now(self) -> datetime:
         now = self.clock()
@@ -588,13 +591,27 @@ class ChatStore:
             )
         return vec
 
-    def _title_sentence(self, text: str, vec: NDArray[np.float32], summary: Summary | None) -> str:
-        """The summary sentence closest to the whole summary's embedding (the most "on theme" one)."""
+    def _title_sentence(
+        self,
+        text: str,
+        vec: NDArray[np.float32],
+        summary: Summary | None,
+        old_anchor: NDArray[np.float32] | None = None,
+    ) -> str:
+        """The summary sentence that best names what the chat is about now.
+
+        First title: the sentence closest to the whole summary's embedding (the most "on theme" one). After a
+        drift: the sentence maximising ``cos(s, summary) - cos(s, old title's summary)``, so the new title names
+        the new focus rather than what is left of the old one.
+        """
         sents = [s.text for s in summary.sentences] if summary is not None and summary.sentences else [text]
         if len(sents) == 1:
             return sents[0]
         sv = np.asarray(self.embedder.embed(sents, mode="passage"), dtype=np.float32)
-        return sents[int(np.argmax(np.einsum("id,d->i", sv, vec)))]
+        score = np.einsum("id,d->i", sv, vec)
+        if old_anchor is not None and old_anchor.shape == vec.shape:
+            score = score - np.einsum("id,d->i", sv, old_anchor)
+        return sents[int(np.argmax(score))]
 
     def _append(self, chat_id: str, clean: list[dict[str, Any]]) -> None:
         row = self.db.query_one("SELECT n_turns FROM chats WHERE id = ?", (chat_id,))
@@ -678,12 +695,13 @@ class ChatStore:
         if row["title_source"] == "user":
             return
         anchor = row["title_anchor"]
-        drifted = True
+        drifted, old = True, None
         if row["title"] and anchor is not None:
             a = np.frombuffer(anchor, dtype=np.float32)
             drifted = a.shape != vec.shape or float(np.dot(a, vec)) < self._title_threshold()
+            old = a if a.shape == vec.shape else None
         if drifted:
-            title = make_title(self._title_sentence(text, vec, summary))
+            title = make_title(self._title_sentence(text, vec, summary, old))
             self.db.execute(
                 "UPDATE chats SET title = ?, title_anchor = ? WHERE id = ?", (title, vec.tobytes(), chat_id)
             )

@@ -23,6 +23,11 @@ class EmbedderThresholds:
     Attributes:
         candidate: cosine above which two memories are "similar enough to check" for contradictions.
         chat_search: minimum cosine for a chat summary to be offered as a chat-switch candidate.
+        title_drift: an automatic chat title is re-derived when the cosine between the summary it was derived
+            from and the current summary falls below this: the median cosine between a text and the same text
+            with half of its sentences replaced by another subject's (see
+            :func:`memlab.embedding.calibrate.calibrate_embedder`), i.e. "at least half of it is about
+            something else now".
         source: how the values were obtained (a calibration file, or "seed default").
         by_language: per-language candidate thresholds (ISO 639-1 code -> cosine) from the calibration; the
             shipped ``candidate`` is their minimum, so it keeps the recall target in every language.
@@ -30,6 +35,7 @@ class EmbedderThresholds:
 
     candidate: float = 0.7
     chat_search: float = 0.3
+    title_drift: float = 0.7
     source: str = "seed default"
     by_language: Mapping[str, float] = field(default_factory=dict)
 

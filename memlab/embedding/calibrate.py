@@ -21,6 +21,12 @@ How the candidate threshold is chosen (:func:`calibrate_embedder`), from train/d
   safe value when the language is unknown.
 * the chat-search threshold is chosen the same way for *query -> passage* similarity (``query:`` side = what the
   user types) over all same-topic pairs, with ``chat_recall_target`` (default 0.90).
+* the chat-title drift threshold answers "is this chat now about something else?": texts of 2 or 4 sentences
+  about one subject (an SNLI dev premise and its hypotheses; an RTE3-ITA dev text and its hypothesis; an OCNLI
+  train premise and its hypotheses) are compared with the same text in which half of the sentences come from
+  another subject; the threshold is the median cosine of those pairs (median over languages). Below it, at least
+  half of the summary is about something new, and :class:`memlab.chats.ChatStore` re-derives the title. The
+  file also records how often a quarter replaced stays above it and three quarters replaced fall below it.
 
 :func:`bench_candidates` measures the candidate stage on splits that calibration never saw (SNLI test, DECODE
 Human-Bot, GU-DNLI test, RTE3-ITA test, OCNLI dev, CDConv dev, KvPI test): for every contradiction it builds a
@@ -319,6 +325,60 @@ def _chat_pairs(data_dir: Path, limit: int | None, seed: int) -> list[LabelledPa
     return out
 
 
+_SENT_SPLIT = re.compile(r"(?<=[.!?。！？])\s*")
+
+
+def _topic_groups(data_dir: Path) -> dict[str, list[list[str]]]:
+    """Per language, groups of distinct sentences about one subject (train/dev splits only).
+
+    English: an SNLI dev premise with its hypotheses (one scene); Italian: the sentences of an RTE3-ITA dev text
+    plus its hypothesis; Chinese: an OCNLI train premise with its hypotheses.
+    """
+    def grouped(rows: Iterable[tuple[str, str, str]]) -> list[list[str]]:
+        by: dict[str, list[str]] = {}
+        for key, prem, hyp in rows:
+            g = by.setdefault(key, [prem])
+            if hyp.strip() and hyp not in g:
+                g.append(hyp)
+        return [g for g in by.values() if len(g) >= 2]
+
+    it = []
+    for t, h, _ in _rte3(data_dir, "dev"):
+        sents = [x.strip() for x in _SENT_SPLIT.split(t) if x.strip()]
+        g = list(dict.fromkeys([*sents, h.strip()]))
+        if len(g) >= 2:
+            it.append(g)
+    return {
+        "en": grouped((p, p, h) for p, h, _ in _snli(data_dir, "dev")),
+        "it": it,
+        "zh": grouped((g or p, p, h) for p, h, _, g in _ocnli(data_dir, "train")),
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class _DriftCase:
+    lang: str
+    anchor: str
+    changed: str
+    share: float  # share of the anchor's sentences replaced by another subject's
+
+
+def _drift_cases(data_dir: Path, limit: int | None, seed: int) -> list[_DriftCase]:
+    """Texts of n (2 or 4) sentences vs the same text with 1/4, 1/2 or 3/4 of them from another subject."""
+    rng = random.Random(seed + 2)
+    out: list[_DriftCase] = []
+    for lang, groups in sorted(_topic_groups(data_dir).items()):
+        for g in _sample(groups, limit, rng):
+            other = groups[rng.randrange(len(groups))]
+            if other is g:
+                continue
+            n = min(len(g), len(other), 4) // 2 * 2
+            anchor = " ".join(g[:n])
+            for k in range(1, n):
+                out.append(_DriftCase(lang, anchor, " ".join(g[: n - k] + other[:k]), k / n))
+    return out
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # calibration
 # ----------------------------------------------------------------------------------------------------------------
@@ -403,6 +463,15 @@ class EmbedderCalibration(BaseModel):
     """Recall of same-topic pairs at ``chat_search``."""
     chat_search_unrelated_pass_rate: float
     """Share of shuffled (different-topic) pairs at or above ``chat_search``."""
+    title_drift: float | None = None
+    """Chat-title drift threshold: median cosine (passage mode) between a text and the same text with half of
+    its sentences replaced by another subject's, median over languages (``None`` in files older than it)."""
+    title_drift_by_language: dict[str, float] = Field(default_factory=dict)
+    """Per-language medians behind ``title_drift``."""
+    title_drift_keep_rate: float | None = None
+    """Share of texts with a quarter of their sentences replaced that stay at or above ``title_drift``."""
+    title_drift_change_rate: float | None = None
+    """Share of texts with three quarters of their sentences replaced that fall below ``title_drift``."""
     sentences_per_s: float
     """Encoding speed measured during calibration (cache disabled, batched)."""
     n_texts_timed: int
@@ -421,6 +490,7 @@ class EmbedderCalibration(BaseModel):
         return EmbedderThresholds(
             candidate=self.candidate,
             chat_search=self.chat_search,
+            **({"title_drift": self.title_drift} if self.title_drift is not None else {}),
             source=f"calibration/{self.embedder}.json (recall>={self.recall_target}, {self.created_at[:10]})",
             by_language={k: v.threshold for k, v in self.by_language.items()},
         )
@@ -441,7 +511,14 @@ class EmbedderCalibration(BaseModel):
         rows.append(f"chat_search = {self.chat_search:.3f} (same-topic recall {self.chat_search_recall:.3f}, "
                     f"unrelated pass {self.chat_search_unrelated_pass_rate:.3f}); "
                     f"speed {self.sentences_per_s:.1f} sentences/s")
+        if self.title_drift is not None:
+            rows.append(f"title_drift = {self.title_drift:.3f} (kept at 1/4 replaced: {self.title_drift_keep_rate}, "
+                        f"changed at 3/4 replaced: {self.title_drift_change_rate})")
         return "\n".join(rows)
+
+
+def _share(mask: NDArray[np.bool_]) -> float | None:
+    return round(float(mask.mean()), 4) if mask.size else None
 
 
 def _pair_cosines(embedder: Embedder, pairs: Sequence[LabelledPair], *, query_b: bool = False) -> NDArray[np.float32]:
@@ -524,6 +601,16 @@ def calibrate_embedder(
     clangs = np.array([p.lang for p in chat])
     chat_t = min(threshold_for_recall(ccos[(clangs == lg) & (ckinds == "related")], chat_recall_target)
                  for lg in sorted(set(clangs.tolist())))
+    drift = _drift_cases(d, limit, seed)
+    say(f"{len(drift)} title-drift cases")
+    da = embedder.embed([c.anchor for c in drift], mode="passage")
+    dc = embedder.embed([c.changed for c in drift], mode="passage")
+    dcos = np.einsum("ij,ij->i", da, dc)
+    dshare = np.array([c.share for c in drift])
+    dlang = np.array([c.lang for c in drift])
+    drift_by_lang = {lg: round(float(np.median(dcos[(dlang == lg) & (dshare == 0.5)])), 4)
+                     for lg in sorted(set(dlang.tolist()))}
+    title_drift = round(float(np.median(list(drift_by_lang.values()))), 4)
     params = embedder.get_params() if hasattr(embedder, "get_params") else {"name": embedder.name}
     return EmbedderCalibration(
         embedder=embedder.name, params=dict(params), recall_target=recall_target, candidate=candidate,
@@ -532,6 +619,9 @@ def calibrate_embedder(
         by_language=by_language, chat_recall_target=chat_recall_target, chat_search=chat_t,
         chat_search_recall=round(float((ccos[ckinds == "related"] >= chat_t).mean()), 4),
         chat_search_unrelated_pass_rate=round(float((ccos[ckinds == "unrelated"] >= chat_t).mean()), 4),
+        title_drift=title_drift, title_drift_by_language=drift_by_lang,
+        title_drift_keep_rate=_share(dcos[dshare == 0.25] >= title_drift),
+        title_drift_change_rate=_share(dcos[dshare == 0.75] < title_drift),
         sentences_per_s=round(speed, 1), n_texts_timed=len(texts), seed=seed, limit=limit,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         command=f"memlab calibrate-embedder {embedder.name} --limit {limit} --seed {seed} "

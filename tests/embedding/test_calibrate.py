@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 from memlab.embedding.base import EmbedderThresholds
 from memlab.embedding.calibrate import (
+    _SENT_SPLIT,
     EmbedderCalibration,
+    _drift_cases,
     bench_candidates,
     calibrate_embedder,
     calibration_pairs,
@@ -76,6 +78,28 @@ def test_calibrate_fake_embedder_end_to_end(tiny_train_dev, tmp_path):
     assert th.candidate_for("it") == cal.by_language["it"].threshold
     assert th.candidate_for(None) == th.candidate_for("xx") == cal.candidate
     assert "| fake | it |" in cal.to_markdown()
+    assert set(cal.title_drift_by_language) == {"en", "it", "zh"}
+    assert cal.title_drift == pytest.approx(float(np.median(list(cal.title_drift_by_language.values()))), abs=1e-4)
+    assert th.title_drift == cal.title_drift and "title_drift" in cal.to_markdown()
+
+
+def test_drift_cases_replace_a_share_of_one_subject(tiny_train_dev):
+    cases = _drift_cases(tiny_train_dev, None, 0)
+    assert {c.lang for c in cases} == {"en", "it", "zh"}
+    for c in cases:
+        assert c.share in (0.25, 0.5, 0.75)
+        assert c.anchor != c.changed
+        n = len(_SENT_SPLIT.split(c.anchor.strip())) if c.lang != "zh" else None
+        assert n is None or n >= 2
+
+
+def test_old_calibration_files_without_title_drift_keep_the_seed_default(tmp_path):
+    raw = json.loads(calibration_path("minilm").read_text(encoding="utf-8"))
+    for key in ("title_drift", "title_drift_by_language", "title_drift_keep_rate", "title_drift_change_rate"):
+        raw.pop(key, None)
+    p = tmp_path / "old.json"
+    p.write_text(json.dumps(raw), encoding="utf-8")
+    assert load_calibration(p).to_thresholds().title_drift == EmbedderThresholds().title_drift
 
 
 def test_calibrate_rejects_bad_targets(tiny_train_dev):
@@ -115,6 +139,9 @@ def test_shipped_calibrations_are_valid_and_consistent(name):
     assert cal.candidate == min(c.threshold for c in cal.by_language.values())
     raw = json.loads(calibration_path(name).read_text(encoding="utf-8"))
     assert raw["sentences_per_s"] > 0
+    # the title-drift threshold separates "a quarter changed" from "three quarters changed" on real texts
+    assert cal.title_drift is not None and set(cal.title_drift_by_language) == {"en", "it", "zh"}
+    assert cal.title_drift_keep_rate >= 0.6 and cal.title_drift_change_rate >= 0.6
 
 
 def test_candidate_cases_cover_every_bench_set(tiny_data):
