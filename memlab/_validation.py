@@ -63,6 +63,13 @@ def check_positive_int(value: Any, *, name: str, owner: str) -> int:
     return int(value)
 
 
+def check_http_url(value: Any, *, name: str, owner: str) -> str | None:
+    """Validate an optional http(s) URL (``None`` passes through)."""
+    if value is not None and (not isinstance(value, str) or not value.startswith(("http://", "https://"))):
+        raise InvalidInputError(f"The {name!r} parameter of {owner} must be an http(s) URL. Got {value!r} instead.")
+    return value
+
+
 def as_vectors(x: Any, dim: int, *, name: str = "vectors", owner: str = "memlab") -> NDArray[np.float32]:
     """Coerce to a C-contiguous float32 ``(n, dim)`` array, checking shape before faiss sees it."""
     arr = np.ascontiguousarray(np.asarray(x, dtype=np.float32))

@@ -7,7 +7,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from memlab.errors import InvalidInputError, LLMError, MissingDependencyError
+from memlab._validation import check_http_url
+from memlab.errors import LLMError, MissingDependencyError
 from memlab.llm.base import (
     BaseLLM,
     ChatResult,
@@ -72,10 +73,7 @@ class OllamaLLM(BaseLLM):
             import ollama
         except ImportError as exc:  # pragma: no cover - installed in the dev venv
             raise MissingDependencyError("ollama", "llm") from exc
-        if base_url is not None and (not isinstance(base_url, str) or not base_url.startswith(("http://", "https://"))):
-            raise InvalidInputError(
-                f"The 'base_url' parameter of OllamaLLM must be an http(s) URL. Got {base_url!r} instead."
-            )
+        base_url = check_http_url(base_url, name="base_url", owner="OllamaLLM")
         self.base_url = (base_url or DEFAULT_OLLAMA_URL).rstrip("/")
         self.think = think
         self.keep_alive = keep_alive

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
+from memlab._validation import check_http_url
 from memlab.errors import InvalidInputError, LLMError, MissingDependencyError
 from memlab.llm.base import (
     BaseLLM,
@@ -84,10 +85,7 @@ class OpenAICompatLLM(BaseLLM):
             import openai
         except ImportError as exc:  # pragma: no cover - installed in the dev venv
             raise MissingDependencyError("openai", "llm") from exc
-        if base_url is not None and (not isinstance(base_url, str) or not base_url.startswith(("http://", "https://"))):
-            raise InvalidInputError(
-                f"The 'base_url' parameter of OpenAICompatLLM must be an http(s) URL. Got {base_url!r} instead."
-            )
+        base_url = check_http_url(base_url, name="base_url", owner="OpenAICompatLLM")
         if json_mode not in ("json_schema", "json_object", "none"):
             raise InvalidInputError(
                 "The 'json_mode' parameter of OpenAICompatLLM must be one of ['json_schema', 'json_object', 'none']. "
