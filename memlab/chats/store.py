@@ -699,7 +699,7 @@ class ChatStore:
         if row["title"] and anchor is not None:
             a = np.frombuffer(anchor, dtype=np.float32)
             drifted = a.shape != vec.shape or float(np.dot(a, vec)) < self._title_threshold()
-            old = a if a.shape == vec.shape else None
+            old = a
         if drifted:
             title = make_title(self._title_sentence(text, vec, summary, old))
             self.db.execute(

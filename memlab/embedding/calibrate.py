@@ -521,12 +521,17 @@ def _share(mask: NDArray[np.bool_]) -> float | None:
     return round(float(mask.mean()), 4) if mask.size else None
 
 
-def _pair_cosines(embedder: Embedder, pairs: Sequence[LabelledPair], *, query_b: bool = False) -> NDArray[np.float32]:
-    if not pairs:
+def _cosines(embedder: Embedder, a: Sequence[str], b: Sequence[str], *, query_b: bool = False) -> NDArray[np.float32]:
+    """Row-wise cosines of ``a`` (passage mode) and ``b`` (query mode when ``query_b``)."""
+    if not a:
         return np.zeros(0, dtype=np.float32)
-    a = embedder.embed([p.a for p in pairs], mode="passage")
-    b = embedder.embed([p.b for p in pairs], mode="query" if query_b else "passage")
-    return np.einsum("ij,ij->i", a, b).astype(np.float32)
+    ea = embedder.embed(list(a), mode="passage")
+    eb = embedder.embed(list(b), mode="query" if query_b else "passage")
+    return np.einsum("ij,ij->i", ea, eb).astype(np.float32)
+
+
+def _pair_cosines(embedder: Embedder, pairs: Sequence[LabelledPair], *, query_b: bool = False) -> NDArray[np.float32]:
+    return _cosines(embedder, [p.a for p in pairs], [p.b for p in pairs], query_b=query_b)
 
 
 def calibrate_embedder(
@@ -603,9 +608,7 @@ def calibrate_embedder(
                  for lg in sorted(set(clangs.tolist())))
     drift = _drift_cases(d, limit, seed)
     say(f"{len(drift)} title-drift cases")
-    da = embedder.embed([c.anchor for c in drift], mode="passage")
-    dc = embedder.embed([c.changed for c in drift], mode="passage")
-    dcos = np.einsum("ij,ij->i", da, dc)
+    dcos = _cosines(embedder, [c.anchor for c in drift], [c.changed for c in drift])
     dshare = np.array([c.share for c in drift])
     dlang = np.array([c.lang for c in drift])
     drift_by_lang = {lg: round(float(np.median(dcos[(dlang == lg) & (dshare == 0.5)])), 4)
