@@ -1,8 +1,9 @@
 """Pairwise contradiction judges: "does statement B contradict statement A?", with a calibrated probability.
 
-- :class:`DefaultJudge` (``load_judge("default")``): memlab's own judge, trained offline by ``memlab
-  train-judge`` on permissively licensed data, calibrated, int8 on CPU; weights and card in
-  ``memlab/judges/weights/default/``.
+- ``load_judge("default")``: memlab's own judges, trained offline by ``memlab train-judge`` on permissively
+  licensed data and calibrated: a :class:`LanguageRoutedJudge` that sends English pairs to the ``english``
+  :class:`DefaultJudge` (MiniLM-L6, ``weights/default/``) and every other pair to the ``multilingual`` one
+  (multilingual-e5-small, ``weights/multilingual/``); each folder has its card.
 - :class:`HFJudge` (``load_judge("hf:<model id or path>")``): any Hugging Face NLI sequence classifier.
 - :class:`LLMJudge` (``load_judge("llm", llm=...)``): an LLM with a structured answer.
 - ``majority`` / ``lexical``: baselines (:mod:`memlab.judges.baselines`).
@@ -16,10 +17,11 @@ Example:
 from __future__ import annotations
 
 from memlab.judges.augment import SyntheticPair, generate_pairs
-from memlab.judges.default import DEFAULT_WEIGHTS, DefaultJudge, read_judge_meta
+from memlab.judges.default import DEFAULT_WEIGHTS, MULTILINGUAL_WEIGHTS, DefaultJudge, read_judge_meta
 from memlab.judges.hf import HFJudge, check_pairs, label_from_name
 from memlab.judges.llm import LLMJudge, LLMVerdict
 from memlab.judges.registry import available_judges, load_judge, register_judge
+from memlab.judges.routed import LanguageRoutedJudge
 
 __all__ = [
     "DEFAULT_WEIGHTS",
@@ -27,6 +29,8 @@ __all__ = [
     "HFJudge",
     "LLMJudge",
     "LLMVerdict",
+    "LanguageRoutedJudge",
+    "MULTILINGUAL_WEIGHTS",
     "SyntheticPair",
     "available_judges",
     "check_pairs",

@@ -26,9 +26,30 @@ def register_judge(name: str, factory: Callable[..., Judge]) -> None:
 
 
 def _default(**kwargs: Any) -> Judge:
-    from memlab.judges.default import DefaultJudge
+    from memlab.judges.default import DEFAULT_WEIGHTS, MULTILINGUAL_WEIGHTS, DefaultJudge
+    from memlab.judges.routed import LanguageRoutedJudge
 
-    return DefaultJudge(**kwargs)
+    if kwargs.get("weights") is not None:  # one trained model (e.g. a train-judge output directory)
+        return DefaultJudge(**kwargs)
+    kwargs.pop("weights", None)
+    name = kwargs.pop("name", "default")
+    return LanguageRoutedJudge(
+        DefaultJudge(DEFAULT_WEIGHTS, name=f"{name}/english", **kwargs),
+        DefaultJudge(MULTILINGUAL_WEIGHTS, name=f"{name}/multilingual", **kwargs),
+        name=name,
+    )
+
+
+def _english(**kwargs: Any) -> Judge:
+    from memlab.judges.default import DEFAULT_WEIGHTS, DefaultJudge
+
+    return DefaultJudge(DEFAULT_WEIGHTS, **{"name": "english", **kwargs})
+
+
+def _multilingual(**kwargs: Any) -> Judge:
+    from memlab.judges.default import MULTILINGUAL_WEIGHTS, DefaultJudge
+
+    return DefaultJudge(MULTILINGUAL_WEIGHTS, **{"name": "multilingual", **kwargs})
 
 
 def _majority(**kwargs: Any) -> Judge:
@@ -60,6 +81,8 @@ def _llm(llm: Any = None, **kwargs: Any) -> Judge:
 
 _BUILTIN: dict[str, Callable[..., Judge]] = {
     "default": _default,
+    "english": _english,
+    "multilingual": _multilingual,
     "majority": _majority,
     "lexical": _lexical,
     "llm": _llm,
@@ -79,7 +102,10 @@ def available_judges() -> list[str]:
 def load_judge(name: str = "default", **kwargs: Any) -> Judge:
     """Build the judge registered as ``name``.
 
-    Names: ``default`` (memlab's trained judge, shipped in the package, loads lazily on first use),
+    Names: ``default`` (memlab's trained judges, shipped in the package, loaded lazily on first use: each pair
+    goes to the ``english`` or the ``multilingual`` one by its detected language, see
+    :class:`~memlab.judges.routed.LanguageRoutedJudge`; with ``weights=DIR`` one model trained by
+    ``memlab train-judge``),
     ``hf:<model id or local path>`` (any Hugging Face sequence-classification NLI model; label mapping from
     its config), ``majority`` / ``lexical`` (baselines), ``llm`` (an LLM judge: pass ``llm=`` or configure
     one in the settings), or any name added with :func:`register_judge`.

