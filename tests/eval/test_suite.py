@@ -140,8 +140,11 @@ def test_repo_gate_baseline_is_valid() -> None:
     from memlab.eval.suite import load_baseline
 
     base = load_baseline(REPO / "eval" / "baselines" / "ci_smoke.json")
-    assert {c.dataset for c in base.checks} == {"snli", "gu_dnli"}
+    assert {c.dataset for c in base.checks} == {"snli", "gu_dnli", "rte3_ita"}
     assert all(c.limit and 100 <= c.limit <= 1000 for c in base.checks)
+    # Italian has no contradiction gold: the gate watches the false-contradiction rate, lower is better
+    (ita,) = [c for c in base.checks if c.dataset == "rte3_ita"]
+    assert ita.metric == "false_contradiction_rate" and not ita.higher_is_better
 
 
 def test_cli_contradiction_prints_table_and_data_dir_copy_matches(
