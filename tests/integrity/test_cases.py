@@ -53,20 +53,18 @@ def test_case_levels_only(case: dict[str, Any], tmp_path: Path, minilm: Any) -> 
         assert top.explanation
 
 
-def _default_judge() -> Any:
-    try:
-        from memlab.judges import load_judge
+@pytest.fixture(scope="module")
+def default_judge() -> Any:
+    """The shipped judge (both of its models), loaded once for the module."""
+    from memlab.judges import load_judge
 
-        judge = load_judge("default")
-        judge.judge([("a", "b")])
-    except Exception as exc:  # any failure to load means "not trained yet": skip, with the reason
-        pytest.skip(f"default judge not available: {type(exc).__name__}: {exc}")
+    judge = load_judge("default")
+    judge.judge([("I live in Rome.", "I have a dog."), ("Abito a Roma.", "Ho un cane.")])
     return judge
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
-def test_case_with_default_judge(case: dict[str, Any], tmp_path: Path, minilm: Any) -> None:
-    judge = _default_judge()
-    result = _run(case, tmp_path, minilm, judge)
+def test_case_with_default_judge(case: dict[str, Any], tmp_path: Path, minilm: Any, default_judge: Any) -> None:
+    result = _run(case, tmp_path, minilm, default_judge)
     assert result.has_contradiction is case["fire"], [c.explanation for c in result.contradictions]
