@@ -23,6 +23,8 @@ Levels, cheap to expensive (DESIGN §1.3); each level can decide a pair or pass 
    marital status, project status, ...). This level also decides *consistent* pairs of short statements
    whose structured facts agree (paraphrase, another person's fact, birthday vs anniversary, two events,
    two different likes: :func:`~memlab.integrity.patterns.consistent_reason`), so they never reach the judge.
+   A pair where one side only asks questions ("Do you like your job?") is consistent before any level runs:
+   a question states no fact (:func:`~memlab.integrity.patterns.asserts_nothing`).
 4. **judge** — the pairs still undecided go to the judge in ONE batch; a contradiction is reported only at
    probability >= ``integrity_confidence_threshold``.
 
@@ -44,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memlab.entities import STABLE_ATTRIBUTES, Entity, EntityKind, extract_entities
 from memlab.errors import InvalidInputError, JudgeError, NotFoundError
 from memlab.integrity import explain as X
-from memlab.integrity.patterns import Facts, compare_facts, consistent_reason, summarise
+from memlab.integrity.patterns import Facts, asserts_nothing, compare_facts, consistent_reason, summarise
 from memlab.protocols import Judge
 from memlab.records import ConflictType, Contradiction, IntegrityResult, Label, MemoryItem, Urgency
 
@@ -369,12 +371,15 @@ class SemanticIntegrityChecker:
             t0 = time.perf_counter()
             cands = self._candidates(item, only_earlier, everyone)
             t1 = time.perf_counter()
-            pairs = [_Pair(item, c) for c in cands]
+            # a question states no fact: a pair with a question-only side is consistent at every level
+            asks = asserts_nothing(item.text)
+            pairs = [_Pair(item, c, undecided=not asks and not asserts_nothing(c.item.text)) for c in cands]
             stage = {"candidates": (t1 - t0) * 1000}
             if "entities" in levels:
                 for p in pairs:
-                    p.decided = self._entities_level(p)
-                    p.undecided = p.decided is None
+                    if p.undecided:
+                        p.decided = self._entities_level(p)
+                        p.undecided = p.decided is None
             t2 = time.perf_counter()
             stage["entities"] = (t2 - t1) * 1000
             if "patterns" in levels:

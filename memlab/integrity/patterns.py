@@ -27,7 +27,7 @@ from datetime import datetime
 from memlab.entities import Entity, EntityKind
 from memlab.records import ConflictType
 
-__all__ = ["RULES", "Facts", "PatternHit", "compare_facts", "consistent_reason", "summarise"]
+__all__ = ["RULES", "Facts", "PatternHit", "asserts_nothing", "compare_facts", "consistent_reason", "summarise"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -417,6 +417,22 @@ _EVENT_ATTRS = {"distance", "money", "date"}
 
 def _words(text: str) -> int:
     return len(_TOKEN.findall(text)) + len(re.findall(r"[\u4e00-\u9fff]", text)) // 2
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
+
+
+def asserts_nothing(text: str) -> bool:
+    """True when every sentence of ``text`` is a question ("Do you like your job?", "Ti piace il tè?",
+    "你喜欢茶吗？"): a question states no fact, so it can neither contradict nor be contradicted.
+
+    Example:
+        >>> asserts_nothing("Do you have any pets? What kind?"), asserts_nothing("I have a dog. Do you?")
+        (True, False)
+    """
+    parts = [t.strip() for t in _SENTENCE_END.split(text)]
+    parts = [t for t in parts if any(ch.isalnum() for ch in t)]
+    return bool(parts) and all(t.endswith(("?", "？")) for t in parts)
 
 
 def _neg_parity(text: str) -> bool:

@@ -639,6 +639,34 @@ _NEGATIONS = {
 }
 
 
+# conversational wrappers (chit-chat style, as in persona dialogue): they add no claim, so the label is unchanged
+_OPENERS = {
+    "en": ["Yes,", "Oh,", "Haha,", "Well,", "Honestly,", "That's cool!", "Nice to meet you!", "Sure.", "Hmm,",
+           "Oh really?", "I see.", "Same here!", "No way!"],
+    "it": ["Sì,", "Beh,", "Ah,", "Haha,", "Guarda,", "Che bello!", "Piacere!", "Certo.", "Mah,", "Davvero?",
+           "Capisco.", "Anch'io!"],
+}
+_CLOSERS = {
+    "en": ["What about you?", "Do you have any hobbies?", "What do you do for a living?", "How about you?",
+           "Do you like music?", "Where are you from?", "Have you ever been there?", "It's great.",
+           "I love it.", "What's your favorite food?", "lol"],
+    "it": ["E tu?", "Hai qualche hobby?", "Che lavoro fai?", "Tu di dove sei?", "Ti piace la musica?",
+           "Ci sei mai stato?", "È fantastico.", "Mi piace molto.", "Qual è il tuo piatto preferito?"],
+}
+
+
+def _chitchat(text: str, lang: str, rng: random.Random) -> str:
+    """Wrap a statement as a dialogue turn: an opener, the statement (sometimes lower-cased), a question."""
+    out = text
+    if rng.random() < 0.6:
+        opener = rng.choice(_OPENERS[lang])
+        body = text[0].lower() + text[1:] if opener.endswith(",") and not text.startswith("I ") else text
+        out = f"{opener} {body}"
+    if rng.random() < 0.7:
+        out = f"{out} {rng.choice(_CLOSERS[lang])}"
+    return out if rng.random() < 0.8 else out.lower()
+
+
 def _render(attr: _Attr, value: object, lang: str, rng: random.Random) -> str:
     return rng.choice(list(attr.render[lang]))(value, rng)
 
@@ -682,13 +710,19 @@ def _one(rng: random.Random, lang: str) -> SyntheticPair:
     return SyntheticPair(premise, _render(other_attr, other_value, lang, rng), Label.NEUTRAL, attr.name, lang)
 
 
-def generate_pairs(n: int, *, seed: int = 0, languages: Sequence[str] = LANGUAGES) -> list[SyntheticPair]:
+def generate_pairs(
+    n: int, *, seed: int = 0, languages: Sequence[str] = LANGUAGES, chitchat: float = 0.0
+) -> list[SyntheticPair]:
     """Generate ``n`` labelled persona pairs, deterministically for a seed.
 
     Args:
         n: number of pairs (>= 0).
         seed: seed of the private ``random.Random`` generator (global random state is untouched).
         languages: any of :data:`LANGUAGES`; languages alternate uniformly at random.
+        chitchat: share of pairs whose two sides are wrapped as chit-chat turns (an opener such as "Haha," and
+            a closing question such as "What about you?", sometimes lower-cased), as persona dialogue turns are;
+            the wrappers add no claim, so the label is kept. ``0`` (default) draws exactly the pairs of earlier
+            versions for a seed.
 
     Returns:
         ``n`` :class:`SyntheticPair` objects (about one third per label, a few negation and event pairs).
@@ -711,5 +745,17 @@ def generate_pairs(n: int, *, seed: int = 0, languages: Sequence[str] = LANGUAGE
             f"The 'languages' parameter of generate_pairs must be a non-empty subset of {LANGUAGES}. "
             f"Got {languages!r} instead."
         )
+    if isinstance(chitchat, bool) or not isinstance(chitchat, int | float) or not 0 <= chitchat <= 1:
+        raise InvalidInputError(
+            f"The 'chitchat' parameter of generate_pairs must be a float in [0, 1]. Got {chitchat!r} instead."
+        )
     rng = random.Random(seed)
-    return [_one(rng, rng.choice(langs)) for _ in range(n)]
+    out = []
+    for _ in range(n):
+        lang = rng.choice(langs)
+        pair = _one(rng, lang)
+        if chitchat and rng.random() < chitchat:
+            pair = SyntheticPair(_chitchat(pair.premise, lang, rng), _chitchat(pair.hypothesis, lang, rng),
+                                 pair.label, pair.attribute, pair.language)
+        out.append(pair)
+    return out

@@ -114,6 +114,8 @@ class TrainJudgeConfig(BaseModel):
     """Synthetic persona pairs in dev (another seed)."""
     languages: tuple[str, ...] = ("en", "it")
     """Languages of the synthetic pairs."""
+    synthetic_chitchat: float = Field(default=0.0, ge=0, le=1)
+    """Share of synthetic pairs wrapped as chit-chat dialogue turns (``memlab.judges.augment``)."""
     max_length: int = Field(default=96, ge=8)
     """Tokens per pair."""
     truncation_side: Literal["left", "right"] = "left"
@@ -137,6 +139,9 @@ class TrainJudgeConfig(BaseModel):
     is at most this (``None``: plain argmax, no threshold)."""
     threshold_dev: tuple[str, ...] = ("snli/dev-holdout", "gu_dnli/dev", "synthetic")
     """Dev sets pooled to choose the threshold."""
+    threshold_per_set: bool = False
+    """Hold the false-contradiction cap on every ``threshold_dev`` set, not only on the pool (the quality floors
+    are per dataset)."""
     quantize: Literal["int8"] | None = None
     """How the shipped judge runs (calibration is fitted on exactly that model). int8 dynamic quantisation is
     ~3x faster but cost ~2 F1 points on SNLI test (see the card), so the default is fp32."""
@@ -315,19 +320,30 @@ def predict(probs: NDArray[np.floating[Any]], threshold: float | None) -> NDArra
     return np.where(probs[:, 0] >= threshold, 0, other).astype(np.int64)
 
 
-def fit_threshold(probs: NDArray[np.floating[Any]], positive: NDArray[np.bool_], max_fcr: float) -> float:
+def fit_threshold(
+    probs: NDArray[np.floating[Any]],
+    positive: NDArray[np.bool_],
+    max_fcr: float,
+    groups: Sequence[str] | NDArray[Any] | None = None,
+) -> float:
     """Threshold on P(contradiction) with the best F1 among those whose false-contradiction rate <= ``max_fcr``.
 
-    Falls back to the threshold with the lowest false-contradiction rate when none qualifies.
+    With ``groups`` (one dev-set name per row) the cap holds for *every* dev set, not only for the pool: the
+    quality floors are per dataset, and a pooled rate can hide one set far above the cap. F1 is pooled.
+    Falls back to the threshold with the lowest (worst-set) false-contradiction rate when none qualifies.
 
     Example:
         >>> p = np.array([[0.9, 0.1, 0.0], [0.6, 0.4, 0.0], [0.2, 0.8, 0.0], [0.55, 0.45, 0.0]])
         >>> fit_threshold(p, np.array([True, True, False, False]), 0.1)
         0.56
+        >>> fit_threshold(p, np.array([True, True, False, False]), 0.6, groups=["a", "a", "a", "b"])
+        0.56
     """
     positive = np.asarray(positive, dtype=bool)
     pc = np.asarray(probs)[:, 0]
-    neg = max(1, int((~positive).sum()))
+    group_arr = np.asarray(groups) if groups is not None else np.zeros(len(pc), dtype=int)
+    masks = [(group_arr == g) & ~positive for g in np.unique(group_arr)]
+    masks = [m for m in masks if m.any()] or [~positive]
     best: tuple[float, float] | None = None
     fallback: tuple[float, float] = (2.0, 0.5)
     for t in np.round(np.arange(0.30, 0.951, 0.01), 2):
@@ -337,7 +353,7 @@ def fit_threshold(probs: NDArray[np.floating[Any]], positive: NDArray[np.bool_],
             int((pred & ~positive).sum()),
             int((~pred & positive).sum()),
         )
-        fcr = fp / neg
+        fcr = max(float((pred & m).sum()) / max(1, int(m.sum())) for m in masks)
         f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0
         if fcr <= max_fcr and (best is None or f1 > best[0]):
             best = (f1, float(t))
@@ -581,9 +597,14 @@ def train_judge(
     if config.synthetic_train or config.synthetic_dev:
         from memlab.judges.augment import generate_pairs
 
-        syn = generate_pairs(config.synthetic_train, seed=config.seed, languages=config.languages)
+        syn = generate_pairs(
+            config.synthetic_train, seed=config.seed, languages=config.languages, chitchat=config.synthetic_chitchat
+        )
         train_rows += [_Row(p.premise, p.hypothesis, p.label, "synthetic") for p in syn]
-        syn_dev = generate_pairs(config.synthetic_dev, seed=config.seed + 10_000, languages=config.languages)
+        syn_dev = generate_pairs(
+            config.synthetic_dev, seed=config.seed + 10_000, languages=config.languages,
+            chitchat=config.synthetic_chitchat,
+        )
         if syn_dev:
             dev_sets["synthetic"] = [_Row(p.premise, p.hypothesis, p.label, "synthetic") for p in syn_dev]
         data_info.append(
@@ -591,6 +612,7 @@ def train_judge(
                 "dataset": "synthetic",
                 "generator": "memlab.judges.augment.generate_pairs",
                 "seed": config.seed,
+                "chitchat": config.synthetic_chitchat,
                 "train_rows": len(syn),
                 "dev_rows": len(syn_dev),
             }
@@ -643,7 +665,10 @@ def train_judge(
     if config.max_false_contradiction_rate is not None and pooled:
         probs = _softmax(np.concatenate([dev_logits[k] for k in pooled]), meta["temperature"])
         pos = np.concatenate([[r.label is Label.CONTRADICTION for r in dev_sets[k]] for k in pooled])
-        threshold = fit_threshold(probs, pos, config.max_false_contradiction_rate)
+        names = np.concatenate([[k] * len(dev_logits[k]) for k in pooled])
+        threshold = fit_threshold(
+            probs, pos, config.max_false_contradiction_rate, groups=names if config.threshold_per_set else None
+        )
     meta["decision_threshold"] = threshold
     (out / "judge.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     dev_metrics = {

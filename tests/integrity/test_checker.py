@@ -316,3 +316,29 @@ def test_memories_of_different_slots_never_reach_the_judge():
     assert not res.has_contradiction and judge.calls == []
     free = store.add("u1", "L'utente ama il mare")
     assert checker.check(free).has_contradiction and judge.calls  # unkeyed pairs still go to the judge
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Do you like country music? What is your favourite band?", "I hate country music."),
+        ("I am a doctor.", "Are you a doctor?"),
+        ("Sei alto 180 cm?", "Sono alto 175 cm"),
+        ("你喜欢茶吗？", "我不喜欢茶。"),
+    ],
+)
+def test_a_question_is_never_a_contradiction(store: MemoryStore, old: str, new: str) -> None:
+    store.add("u1", old)
+    b = store.add("u1", new)
+    judge = ScriptedJudge(default=1.0)
+    res = SemanticIntegrityChecker(store, judge, exhaustive=True).check(b)
+    assert not res.has_contradiction and res.n_candidates == 1
+    assert judge.calls == []  # decided before the judge
+
+
+def test_a_statement_after_a_question_is_still_checked(store: MemoryStore) -> None:
+    store.add("u1", "Do you have pets? I have two dogs.")
+    b = store.add("u1", "I have never had a pet.")
+    judge = ScriptedJudge(default=0.95)
+    res = SemanticIntegrityChecker(store, judge, exhaustive=True).check(b)
+    assert res.has_contradiction and len(judge.calls) == 1

@@ -55,3 +55,15 @@ def test_bad_arguments(kwargs: dict[str, object]) -> None:
 
 def test_zero() -> None:
     assert generate_pairs(0) == []
+
+
+def test_chitchat_wraps_turns_and_keeps_labels() -> None:
+    plain = generate_pairs(400, seed=5)
+    assert generate_pairs(400, seed=5, chitchat=0.0) == plain  # the default draws the same pairs as before
+    wrapped = generate_pairs(400, seed=5, chitchat=1.0)
+    assert wrapped == generate_pairs(400, seed=5, chitchat=1.0)
+    assert Counter(p.label for p in wrapped).keys() == {Label.CONTRADICTION, Label.ENTAILMENT, Label.NEUTRAL}
+    questions = sum(p.premise.endswith("?") or p.hypothesis.endswith("?") for p in wrapped)
+    assert questions > 0.4 * len(wrapped) and sum(p.premise.endswith("?") for p in plain) == 0
+    with pytest.raises(InvalidInputError):
+        generate_pairs(3, chitchat=1.5)
