@@ -336,8 +336,13 @@ def fit_threshold(
         >>> p = np.array([[0.9, 0.1, 0.0], [0.6, 0.4, 0.0], [0.2, 0.8, 0.0], [0.55, 0.45, 0.0]])
         >>> fit_threshold(p, np.array([True, True, False, False]), 0.1)
         0.56
-        >>> fit_threshold(p, np.array([True, True, False, False]), 0.6, groups=["a", "a", "a", "b"])
-        0.56
+
+        A pooled cap can hide one dev set far above it; ``groups`` holds the cap on each set:
+
+        >>> p = np.array([[0.9, 0.1, 0.0], [0.4, 0.6, 0.0], [0.5, 0.5, 0.0]] + [[0.1, 0.9, 0.0]] * 3)
+        >>> y = np.array([True, True, False, False, False, False])
+        >>> fit_threshold(p, y, 0.3), fit_threshold(p, y, 0.3, groups=list("aaabbb"))
+        (0.3, 0.51)
     """
     positive = np.asarray(positive, dtype=bool)
     pc = np.asarray(probs)[:, 0]
