@@ -67,7 +67,12 @@ class FaissIndex:
         self._index.train(as_vectors(vectors, self._dim, owner="FaissIndex.train"))
 
     def add(self, ids: NDArray[np.int64], vectors: NDArray[np.float32], /) -> None:
-        """Add vectors under ``ids``; an id already present is replaced."""
+        """Add vectors under ``ids``; an id already present is replaced.
+
+        Raises:
+            BackendError: an id is already present and the index type cannot remove ids (HNSW), so it cannot
+                be replaced; nothing is added.
+        """
         vecs = as_vectors(vectors, self._dim, owner="FaissIndex.add")
         ids_arr = np.ascontiguousarray(np.asarray(ids, dtype=np.int64).reshape(-1))
         if len(ids_arr) != len(vecs):
@@ -76,7 +81,15 @@ class FaissIndex:
             return
         with self._lock:
             if len(self):
-                self.remove(ids_arr)
+                try:
+                    self.remove(ids_arr)
+                except BackendError:  # HNSW cannot remove: adding NEW ids is still fine (faiss left the index as it was)
+                    clash = ids_arr[np.isin(ids_arr, self.ids())]
+                    if len(clash):
+                        raise BackendError(
+                            f"This faiss index ({self.factory}) cannot replace ids that are already present "
+                            f"(e.g. {int(clash[0])}): use a Flat or IVF factory, or rebuild the index."
+                        ) from None
             self._index.add_with_ids(vecs, ids_arr)
 
     def remove(self, ids: NDArray[np.int64], /) -> None:

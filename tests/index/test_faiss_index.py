@@ -67,3 +67,17 @@ def test_save_load_roundtrip_and_corrupt_file(tmp_path, rng):
 def test_bad_factory_string():
     with pytest.raises(InvalidInputError):
         FaissIndex(8, factory="NotAnIndex")
+
+
+def test_hnsw_adds_in_chunks_and_refuses_to_replace(rng):
+    vecs = rng.standard_normal((300, 16)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    idx = FaissIndex(16, factory="HNSW32")
+    idx.add(np.arange(0, 150), vecs[:150])
+    idx.add(np.arange(150, 300), vecs[150:])  # HNSW cannot remove ids: adding new ones must still work
+    assert len(idx) == 300
+    _, got = idx.search(vecs[[7, 222]], 1)
+    assert got[:, 0].tolist() == [7, 222]
+    with pytest.raises(BackendError, match="cannot replace"):
+        idx.add(np.array([5, 1000]), vecs[:2])
+    assert len(idx) == 300  # nothing added, nothing lost
