@@ -137,7 +137,7 @@ def run_integrity_bench(
     n_queries: int = 200,
     *,
     judge: Any = "default",
-    embedder: Any = "minilm",
+    embedder: Any = None,
     store_limit: int = 20_000,
     indexes: list[str] | None = None,
     large_indexes: list[str] | None = None,
@@ -150,7 +150,7 @@ def run_integrity_bench(
         n: memories in the store (above ``store_limit``, the FAISS stage at ``n`` uses random unit vectors).
         n_queries: new facts checked (and FAISS queries in the index comparison).
         judge: judge name, instance, or ``"none"``; a name that does not load is reported as n/a with the reason.
-        embedder: embedder name or instance.
+        embedder: embedder name or instance; ``None`` (default) is the product's default, ``Settings().embedder``.
         store_limit: largest real (embedded) store.
         indexes: FAISS factories to compare (``Flat`` is always the exact reference).
         large_indexes: factories for the random set at ``n`` (default: ``indexes``); building HNSW on 1M vectors
@@ -166,6 +166,10 @@ def run_integrity_bench(
     from memlab.integrity import SemanticIntegrityChecker
     from memlab.store import MemoryStore
 
+    if embedder is None:
+        from memlab.config import Settings
+
+        embedder = Settings().embedder
     emb = load_embedder(embedder) if isinstance(embedder, str) else embedder
     store_n = min(n, store_limit)
     notes: list[str] = []

@@ -20,7 +20,9 @@ def register(groups: dict[str, Any]) -> None:
     p.add_argument("--judge", default="default",
                    help="judge name for load_judge (default), or 'none' to run the entities+patterns levels alone")
     p.add_argument("--levels", default=None, help="comma-separated subset of entities,patterns,judge")
-    p.add_argument("--embedder", default="minilm", help="embedder name (default minilm); 'fake' only with --exhaustive (vectors unused)")
+    p.add_argument("--embedder", default=None,
+                   help="embedder name (default: the product default, Settings().embedder, i.e. e5); "
+                        "'fake' only with --exhaustive (vectors unused)")
     p.add_argument("--similarity-threshold", type=float, default=None,
                    help="candidate cosine threshold (default: Settings; 'embedder' calibration when unset there)")
     p.add_argument("--confidence-threshold", type=float, default=None, help="report at confidence >= this (0.8)")
@@ -37,7 +39,7 @@ def register(groups: dict[str, Any]) -> None:
     b.add_argument("--memories", type=int, default=10_000, help="memories in the store (default 10000)")
     b.add_argument("--queries", type=int, default=200, help="checked items / FAISS queries (default 200)")
     b.add_argument("--judge", default="default", help="judge for the judge stage ('none' to skip it)")
-    b.add_argument("--embedder", default="minilm")
+    b.add_argument("--embedder", default=None, help="embedder name (default: Settings().embedder, i.e. e5)")
     b.add_argument("--store-limit", type=int, default=20_000,
                    help="above this N the real-store stages use this many memories and the FAISS stage uses "
                         "random unit vectors at full N (said in the output)")

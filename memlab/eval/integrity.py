@@ -216,7 +216,7 @@ def evaluate_integrity(
     *,
     judge: Any = "default",
     levels: Sequence[str] | None = None,
-    embedder: Any = "minilm",
+    embedder: Any = None,
     data_dir: str | Path | None = None,
     limit: int | None = None,
     seed: int = 0,
@@ -235,8 +235,9 @@ def evaluate_integrity(
         split: split (default per dataset).
         judge: a judge name, a :class:`~memlab.protocols.Judge`, or ``"none"``/``None`` for the levels alone.
         levels: decision levels (default: all; without a judge, ``entities`` and ``patterns``).
-        embedder: embedder name or instance (one per run; each unit gets a fresh ``:memory:`` store); ``"fake"``
-            is accepted only with ``exhaustive=True``, where vectors do not influence the result.
+        embedder: embedder name or instance (one per run; each unit gets a fresh ``:memory:`` store). ``None``
+            (default) is the product's default, ``settings.embedder`` (``e5``), so the figures are those a user
+            gets; ``"fake"`` is accepted only with ``exhaustive=True``, where vectors do not influence the result.
         data_dir: another copy of the dataset.
         limit: seeded sample of units.
         seed: seed of the sample and of the bootstrap.
@@ -259,6 +260,10 @@ def evaluate_integrity(
     from memlab.integrity import LEVELS, SemanticIntegrityChecker
     from memlab.store import MemoryStore
 
+    if embedder is None:
+        from memlab.config import Settings
+
+        embedder = (settings or Settings()).embedder
     split = split or INTEGRITY_DATASETS.get(dataset, ("test",))[0]
     units = build_units(dataset, split, data_dir=data_dir, limit=limit, seed=seed)
     if judge in (None, "none"):

@@ -52,6 +52,16 @@ def test_eval_run_layout_levels_only(tmp_path: Path) -> None:
     assert run.metric("contradiction.f1") is not None
 
 
+def test_eval_embeds_with_the_product_default_when_none_is_given(tmp_path: Path, minilm: Any) -> None:
+    from memlab.config import Settings
+
+    # no embedder argument: the one a user of these settings gets (Settings().embedder, e5 by default), so the
+    # detector's figures are the product's, not those of a model it does not use
+    run = evaluate_integrity("ci_tod", "test", judge="none", settings=Settings(embedder="minilm"), limit=2,
+                             out_dir=tmp_path, n_resamples=10, progress=False)
+    assert run.spec.params["embedder"] == minilm.name
+
+
 def test_eval_with_a_judge_and_real_minilm(tmp_path: Path, minilm: Any) -> None:
     judge = ScriptedJudge(lambda a, b: 0.9 if "not" in b.lower() else 0.1)
     run = evaluate_integrity("ci_tod", "test", judge=judge, embedder=minilm, limit=4, out_dir=tmp_path,
