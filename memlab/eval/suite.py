@@ -352,6 +352,9 @@ class GateCheck(BaseModel):
     """Committed value."""
     higher_is_better: bool = True
     """Direction (the gate fails when the value moves the wrong way by more than the tolerance)."""
+    tolerance: float | None = Field(default=None, ge=0)
+    """This check's allowed move in the wrong direction; ``None`` uses the file's ``tolerance``. A small sample
+    (e.g. 100 dialogues, where one flipped verdict moves F1 by ~0.01) may need a wider one."""
 
 
 class GateBaseline(BaseModel):
@@ -457,7 +460,8 @@ def _run_gate(baseline: str | Path, *, out: str | Path, judge: str | None, updat
         value = run.metric(chk.metric)
         value = float(value) if value is not None else float("nan")
         delta = value - chk.baseline
-        ok = (delta >= -base.tolerance) if chk.higher_is_better else (delta <= base.tolerance)
+        tol = base.tolerance if chk.tolerance is None else chk.tolerance
+        ok = (delta >= -tol) if chk.higher_is_better else (delta <= tol)
         ok = ok and run.status == "ok"
         passed = passed and ok
         rows.append(
@@ -470,7 +474,7 @@ def _run_gate(baseline: str | Path, *, out: str | Path, judge: str | None, updat
                 "baseline": chk.baseline,
                 "value": value,
                 "delta": delta,
-                "tolerance": base.tolerance,
+                "tolerance": tol,
                 "ok": ok,
                 "path": str(run.path),
             }
@@ -484,7 +488,7 @@ def _run_gate(baseline: str | Path, *, out: str | Path, judge: str | None, updat
         )
     if update:
         data = base.model_dump()
-        data["checks"] = [c.model_dump() for c in new_checks]
+        data["checks"] = [c.model_dump(exclude_none=True) for c in new_checks]
         data["judge"] = judge_name
         if weights:
             data["judge_weights_sha256"] = weights

@@ -100,8 +100,9 @@ def test_suite_file_errors(tmp_path: Path) -> None:
         load_suite(bad)
 
 
-def _baseline(tmp_path: Path, value: float, tolerance: float = 0.02) -> Path:
+def _baseline(tmp_path: Path, value: float, tolerance: float = 0.02, check_tolerance: float | None = None) -> Path:
     p = tmp_path / "base.json"
+    extra = {} if check_tolerance is None else {"tolerance": check_tolerance}
     p.write_text(
         json.dumps(
             {
@@ -116,6 +117,7 @@ def _baseline(tmp_path: Path, value: float, tolerance: float = 0.02) -> Path:
                         "limit": 60,
                         "metric": "contradiction.f1",
                         "baseline": value,
+                        **extra,
                     }
                 ],
             }
@@ -134,14 +136,23 @@ def test_gate_passes_then_catches_a_regression(tmp_path: Path) -> None:
     res = run_gate(high, out=tmp_path / "g3")
     assert not res.passed and "FAIL" in res.to_markdown()
     assert main(["eval", "gate", "--baseline", str(high), "--out", str(tmp_path / "g4")]) == 1
+    # a check's own tolerance overrides the file's: the same drop of 0.05 passes within 0.06, fails within 0.04
+    wide = run_gate(_baseline(tmp_path, measured + 0.05, check_tolerance=0.06), out=tmp_path / "g5")
+    assert wide.passed and wide.rows[0]["tolerance"] == 0.06
+    assert not run_gate(_baseline(tmp_path, measured + 0.05, check_tolerance=0.04), out=tmp_path / "g6").passed
 
 
 def test_repo_gate_baseline_is_valid() -> None:
     from memlab.eval.suite import load_baseline
 
     base = load_baseline(REPO / "eval" / "baselines" / "ci_smoke.json")
-    assert {c.dataset for c in base.checks} == {"snli", "gu_dnli", "rte3_ita"}
+    assert {(c.task, c.dataset) for c in base.checks} == {
+        ("contradiction", "snli"), ("contradiction", "gu_dnli"), ("contradiction", "rte3_ita"),
+        ("integrity", "decode")}
     assert all(c.limit and 100 <= c.limit <= 1000 for c in base.checks)
+    # the detector (issue 5) is gated on both sides: finding DECODE contradictions, staying quiet on RCT
+    integrity = {(c.split, c.metric, c.higher_is_better) for c in base.checks if c.task == "integrity"}
+    assert integrity == {("human-bot", "contradiction.f1", True), ("rct", "false_contradiction_rate", False)}
     # Italian has no contradiction gold: the gate watches the false-contradiction rate, lower is better
     (ita,) = [c for c in base.checks if c.dataset == "rte3_ita"]
     assert ita.metric == "false_contradiction_rate" and not ita.higher_is_better
