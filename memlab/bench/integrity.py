@@ -242,7 +242,7 @@ def run_integrity_bench(
             notes.append("judge stage not measured (no judge).")
         q_real = emb.embed(new_texts)
         facs = indexes or ["Flat", "HNSW32", "IVF1024,Flat"]
-        res.indexes += _compare_indexes(real, q_real, facs, "real MiniLM corpus", seed)
+        res.indexes += _compare_indexes(real, q_real, facs, f"real {res.embedder} corpus", seed)
         if n > store_limit:
             notes.append(f"FAISS at N={n:,}: RANDOM unit vectors (seed {seed}), not embedded texts; the real-store "
                          f"stages above use N={store_n:,} real memories.")

@@ -89,6 +89,8 @@ def test_bench_tiny(tmp_path: Path, minilm: Any) -> None:
     assert any("RANDOM unit vectors" in n for n in res.notes)
     assert {r["factory"] for r in res.indexes} == {"Flat", "HNSW32"}
     assert all(r["recall_at_10"] == 1.0 for r in res.indexes if r["factory"] == "Flat")
+    # the index table names the embedder whose vectors it searched
+    assert {r["vectors"] for r in res.indexes} == {f"real {minilm.name} corpus", "random unit"}
     assert (tmp_path / "bench.json").exists() and "| stage |" in res.to_markdown()
 
 
