@@ -116,13 +116,13 @@ def open_memlab(
     from memlab.agent import BackgroundAgent
     from memlab.assistant import Assistant
     from memlab.chats import ChatStore
-    from memlab.embedding import load_embedder
+    from memlab.embedding import resolve_embedder
     from memlab.notify import NotificationService
     from memlab.store import MemoryStore
 
     settings = settings or Settings()
     if embedder is None or isinstance(embedder, str):
-        embedder = load_embedder(embedder or stored_embedder_name(path) or settings.embedder)
+        embedder = resolve_embedder(embedder or stored_embedder_name(path), settings=settings)
     store = MemoryStore(path, embedder=embedder, max_text_chars=settings.max_text_chars)
     notifications = NotificationService(store)
     chats = ChatStore(store, summary_window_size=settings.summary_window_size)

@@ -161,16 +161,12 @@ def run_integrity_bench(
     Returns:
         An :class:`IntegrityBenchResult`.
     """
-    from memlab.embedding import load_embedder
+    from memlab.embedding import resolve_embedder
     from memlab.errors import MemlabError
     from memlab.integrity import SemanticIntegrityChecker
     from memlab.store import MemoryStore
 
-    if embedder is None:
-        from memlab.config import Settings
-
-        embedder = Settings().embedder
-    emb = load_embedder(embedder) if isinstance(embedder, str) else embedder
+    emb = resolve_embedder(embedder)
     store_n = min(n, store_limit)
     notes: list[str] = []
     judge_obj: Any = None

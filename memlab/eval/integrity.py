@@ -254,16 +254,12 @@ def evaluate_integrity(
     """
     from tqdm.auto import tqdm
 
-    from memlab.embedding import load_embedder
+    from memlab.embedding import resolve_embedder
     from memlab.eval.contradiction import per_level_stats, score_contradiction
     from memlab.eval.runs import Example, default_run_dir, make_spec, write_run
     from memlab.integrity import LEVELS, SemanticIntegrityChecker
     from memlab.store import MemoryStore
 
-    if embedder is None:
-        from memlab.config import Settings
-
-        embedder = (settings or Settings()).embedder
     split = split or INTEGRITY_DATASETS.get(dataset, ("test",))[0]
     units = build_units(dataset, split, data_dir=data_dir, limit=limit, seed=seed)
     if judge in (None, "none"):
@@ -288,7 +284,7 @@ def evaluate_integrity(
 
         emb: Any = FakeEmbedder(dim=32)
     else:
-        emb = load_embedder(embedder) if isinstance(embedder, str) else embedder
+        emb = resolve_embedder(embedder, settings=settings)
     emb_name = getattr(emb, "name", str(embedder))
     examples: list[Example] = []
     stage_tot: dict[str, float] = {}
