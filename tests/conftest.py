@@ -49,3 +49,39 @@ def fake_embedder():
     from memlab.testing import FakeEmbedder
 
     return FakeEmbedder(dim=32)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The `model` marker: `pytest -m "not model"` is the fast inner loop, so a test that runs a real model (the packaged
+# embedders, a trained judge) must say so. This fixture enforces it: it wraps the real models' inference entry
+# points for the duration of each test and fails an unmarked test that reached one.
+# ---------------------------------------------------------------------------------------------------------------
+
+_MODEL_ENTRY_POINTS = (
+    ("memlab.embedding.sentence_transformers", "SentenceTransformerEmbedder", "_encode"),
+    ("memlab.embedding.e5", "E5Embedder", "encode_raw"),
+    ("memlab.judges.hf", "HFJudge", "logits"),
+)
+
+
+@pytest.fixture(autouse=True)
+def _enforce_model_marker(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    import importlib
+
+    if request.node.get_closest_marker("model") is not None:
+        yield
+        return
+    used: list[str] = []
+    for mod_name, cls_name, attr in _MODEL_ENTRY_POINTS:
+        cls = getattr(importlib.import_module(mod_name), cls_name)
+        original = getattr(cls, attr)
+
+        def wrapper(self, *args, __original=original, __what=f"{cls_name}.{attr}", **kwargs):
+            used.append(__what)
+            return __original(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, attr, wrapper)
+    yield
+    if used:
+        pytest.fail(f"This test runs a real model ({used[0]}) but is not marked @pytest.mark.model; mark it so "
+                    "`pytest -m 'not model'` stays the fast loop.", pytrace=False)

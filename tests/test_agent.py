@@ -335,12 +335,13 @@ def test_periodic_registry_and_hooks(store):
         agent.register_periodic("x", lambda: [], interval_s=0)
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_agent_bench_tiny_run(tmp_path):
     """`memlab bench agent` end to end on 4 messages (real MiniLM, real extraction and detector)."""
     import json
 
-    from memlab.bench.agent import run_agent_bench
+    from memlab.lab.bench.agent import run_agent_bench
 
     res = run_agent_bench(4, judge="lexical", out=str(tmp_path), modes=("no_agent", "with_agent"))
     for mode in ("no_agent", "with_agent"):

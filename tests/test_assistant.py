@@ -224,6 +224,7 @@ def test_urgency_order_in_pending(env):
     assert svc.pending("u1")[0].urgency is Urgency.LOW
 
 
+@pytest.mark.model
 @pytest.mark.parametrize(
     ("first", "second", "needles"),
     [

@@ -19,11 +19,3 @@ def test_every_public_name_has_a_docstring():
         obj = getattr(memlab, name)
         if inspect.isclass(obj) or inspect.isfunction(obj):
             assert inspect.getdoc(obj), f"{name} has no docstring"
-
-
-def test_core_does_not_import_apps():
-    import sys
-
-    assert "streamlit" not in sys.modules or "memlab" not in sys.modules["streamlit"].__name__
-    src = inspect.getsource(memlab)
-    assert "streamlit" not in src and "IPython" not in src

@@ -3,7 +3,7 @@
     .venv/bin/python eval/experiments/base_size_speed.py [--pairs 1000] [--threads 2]
 
 For each shape, saves a randomly initialised BERT-style 3-way classifier beside the shipped English judge's tokenizer
-and ``judge.json``, and times it with :func:`memlab.judges.bench.run_judge_bench` (the same seeded short SNLI test
+and ``judge.json``, and times it with :func:`memlab.lab.bench.judge.run_judge_bench` (the same seeded short SNLI test
 pairs, batching, length sorting and truncation as ``memlab bench judge``, fp32 and int8). No weights are needed to
 time the arithmetic: speed depends on the shape, not on the values, so quality is not involved. Issue 4 asks for
 >= 150 short pairs/s on 2 cores; this shows which bases can meet it.
@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 from transformers import BertConfig, BertForSequenceClassification
 
-from memlab.judges.bench import run_judge_bench
+from memlab.lab.bench.judge import run_judge_bench
 from memlab.judges.default import DEFAULT_WEIGHTS
 
 SHAPES = {

@@ -57,7 +57,7 @@ def register(groups: dict[str, Any]) -> None:
 def _run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from memlab.bench.peers import PeersConfig, PeersResult, run_peers
+    from memlab.lab.bench.peers import PeersConfig, PeersResult, run_peers
     from memlab.config import Settings
     from memlab.errors import InvalidInputError
 

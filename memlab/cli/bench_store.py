@@ -21,7 +21,7 @@ def register(groups: dict[str, Any]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from memlab.bench.store import run_store_bench
+    from memlab.lab.bench.store import run_store_bench
 
     result = run_store_bench(
         n=args.memories, n_queries=args.queries, embedder=args.embedder, db_path=args.db, seed=args.seed, out=args.out

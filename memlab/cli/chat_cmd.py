@@ -178,7 +178,7 @@ def _resolve(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from memlab.bench.agent import run_agent_bench
+    from memlab.lab.bench.agent import run_agent_bench
 
     res = run_agent_bench(n_messages=args.messages, embedder=args.embedder, judge=args.judge, seed=args.seed,
                           out=args.out)

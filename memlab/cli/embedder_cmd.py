@@ -1,7 +1,8 @@
 """``memlab calibrate-embedder NAME`` and ``memlab bench embedders``.
 
 ``calibrate-embedder`` measures an embedder's candidate and chat-search thresholds on train/dev pairs and writes
-``memlab/embedding/calibration/<name>.json`` (or ``--out``); ``bench embedders`` measures the candidate stage
+``runs/calibration/<name>.json`` (or ``--out``; never into the installed package: to ship a calibration, copy the
+file to ``memlab/embedding/calibration/`` in a source checkout); ``bench embedders`` measures the candidate stage
 (recall of contradicting memories in the top-10 above each embedder's threshold, share of unrelated memories
 passing, speed) on held-out splits, to choose the default embedder by evidence.
 """
@@ -25,7 +26,8 @@ def register(groups: dict[str, Any]) -> None:
                                  help="measure an embedder's similarity thresholds on train/dev pairs")
     p.add_argument("name", help="embedder name (minilm, e5, st:<path>)")
     p.add_argument("--out", default=None,
-                   help="write the calibration JSON here (default: the shipped memlab/embedding/calibration/<name>.json)")
+                   help="write the calibration JSON here (default: runs/calibration/<name>.json; copy it to "
+                        "memlab/embedding/calibration/ in a source checkout to ship it)")
     p.add_argument("--data-dir", default=None, help="datasets folder (default: the repository's datasets/)")
     p.add_argument("--limit", type=int, default=400, help="max pairs per source and kind (default 400; 0 = all)")
     p.add_argument("--recall-target", type=float, default=0.95,
@@ -52,30 +54,33 @@ def register(groups: dict[str, Any]) -> None:
 
 def _calibrate(args: argparse.Namespace) -> int:
     from memlab.embedding import load_embedder
-    from memlab.embedding.calibrate import calibrate_embedder, save_calibration
+    from memlab.lab.calibrate import calibrate_embedder, save_calibration
 
     emb = load_embedder(args.name, shared=False)
+    out = Path(args.out) if args.out else Path("runs") / "calibration" / f"{args.name.replace(':', '_')}.json"
     if args.fit_center:
-        from memlab.embedding.calibrate import fit_center
+        from memlab.lab.calibrate import fit_center
 
         if args.dry_run:
             print("--fit-center ignored with --dry-run", file=sys.stderr)
         else:
-            print(f"wrote {fit_center(emb, data_dir=args.data_dir, limit=args.limit or None, seed=args.seed)}",
-                  file=sys.stderr)
+            center = fit_center(emb, data_dir=args.data_dir, limit=args.limit or None, seed=args.seed,
+                                out=out.with_name(out.stem + ".center.json"))
+            emb.center_file = center  # calibrate the re-centred model
+            print(f"wrote {center}", file=sys.stderr)
     cal = calibrate_embedder(
         emb, data_dir=args.data_dir, recall_target=args.recall_target, chat_recall_target=args.chat_recall_target,
         limit=args.limit or None, seed=args.seed, progress=lambda m: print(m, file=sys.stderr))
     print(cal.to_markdown())
     if not args.dry_run:
-        path = save_calibration(cal, args.out)
+        path = save_calibration(cal, out)
         print(f"\nwrote {path}")
     return 0
 
 
 def _bench(args: argparse.Namespace) -> int:
     from memlab.embedding import load_embedder
-    from memlab.embedding.calibrate import bench_candidates
+    from memlab.lab.calibrate import bench_candidates
 
     embs = [load_embedder(n.strip(), shared=False) for n in args.embedders.split(",") if n.strip()]
     res = bench_candidates(

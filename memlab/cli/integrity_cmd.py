@@ -103,7 +103,7 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from memlab.bench.integrity import run_integrity_bench
+    from memlab.lab.bench.integrity import run_integrity_bench
 
     _set_threads(args.threads)
     result = run_integrity_bench(

@@ -49,7 +49,7 @@ def register(groups: dict[str, Any]) -> None:
 def _bench(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from memlab.judges.bench import run_judge_bench
+    from memlab.lab.bench.judge import run_judge_bench
 
     result = run_judge_bench(
         n=args.pairs,
@@ -66,7 +66,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from memlab.judges.training import load_config, train_judge
+    from memlab.lab.judge_training import load_config, train_judge
 
     config = load_config(args.config)
     overrides: dict[str, Any] = {}

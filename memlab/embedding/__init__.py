@@ -10,11 +10,11 @@ Use :func:`load_embedder` to build one by name, :func:`resolve_embedder` to defa
 
 from __future__ import annotations
 
-from memlab.embedding.base import BaseEmbedder, EmbedderThresholds
-from memlab.embedding.calibrate import candidate_threshold
+from memlab.embedding.base import BaseEmbedder
 from memlab.embedding.e5 import E5Embedder
 from memlab.embedding.registry import available_embedders, load_embedder, register_embedder, resolve_embedder
 from memlab.embedding.sentence_transformers import MiniLMEmbedder, SentenceTransformerEmbedder
+from memlab.embedding.thresholds import EmbedderThresholds, candidate_threshold
 
 __all__ = [
     "BaseEmbedder",

@@ -4,51 +4,16 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
+from memlab.embedding.thresholds import EmbedderThresholds, load_thresholds
 from memlab.errors import EmbedderError, InvalidInputError
 from memlab.protocols import EmbedMode
 
 __all__ = ["BaseEmbedder", "EmbedderThresholds"]
-
-
-@dataclass(frozen=True, slots=True)
-class EmbedderThresholds:
-    """Similarity thresholds expressed in one embedder's own cosine scale.
-
-    Attributes:
-        candidate: cosine above which two memories are "similar enough to check" for contradictions.
-        chat_search: minimum cosine for a chat summary to be offered as a chat-switch candidate.
-        title_drift: an automatic chat title is re-derived when the cosine between the summary it was derived
-            from and the current summary falls below this: the median cosine between a text and the same text
-            with half of its sentences replaced by another subject's (see
-            :func:`memlab.embedding.calibrate.calibrate_embedder`), i.e. "at least half of it is about
-            something else now".
-        source: how the values were obtained (a calibration file, or "seed default").
-        by_language: per-language candidate thresholds (ISO 639-1 code -> cosine) from the calibration; the
-            shipped ``candidate`` is their minimum, so it keeps the recall target in every language.
-    """
-
-    candidate: float = 0.7
-    chat_search: float = 0.3
-    title_drift: float = 0.7
-    source: str = "seed default"
-    by_language: Mapping[str, float] = field(default_factory=dict)
-
-    def candidate_for(self, lang: str | None) -> float:
-        """The candidate threshold for text in ``lang`` (falls back to ``candidate`` for unknown/None).
-
-        Example:
-            >>> EmbedderThresholds(candidate=0.8, by_language={"it": 0.85}).candidate_for("it")
-            0.85
-        """
-        if lang is None:
-            return self.candidate
-        return float(self.by_language.get(lang, self.candidate))
 
 
 class BaseEmbedder:
@@ -77,8 +42,6 @@ class BaseEmbedder:
         Assign an :class:`EmbedderThresholds` to override.
         """
         if self._thresholds is None:
-            from memlab.embedding.calibrate import load_thresholds
-
             self._thresholds = load_thresholds(self.name)
         return self._thresholds
 

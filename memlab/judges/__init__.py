@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-from memlab.judges.augment import SyntheticPair, generate_pairs
 from memlab.judges.default import DEFAULT_WEIGHTS, MULTILINGUAL_WEIGHTS, DefaultJudge, read_judge_meta
 from memlab.judges.hf import HFJudge, check_pairs, label_from_name
 from memlab.judges.llm import LLMJudge, LLMVerdict
@@ -31,10 +30,8 @@ __all__ = [
     "LLMVerdict",
     "LanguageRoutedJudge",
     "MULTILINGUAL_WEIGHTS",
-    "SyntheticPair",
     "available_judges",
     "check_pairs",
-    "generate_pairs",
     "label_from_name",
     "load_judge",
     "read_judge_meta",

@@ -15,6 +15,8 @@ from memlab.embedding import available_embedders, load_embedder
 from memlab.store import MemoryStore
 from memlab.store.memory import DEFAULT_EMBEDDER
 
+pytestmark = pytest.mark.model  # every test here runs a real model
+
 EMBEDDERS = sorted({DEFAULT_EMBEDDER} | ({"e5"} & set(available_embedders())))
 T0 = datetime(2026, 5, 1, tzinfo=UTC)
 

@@ -167,6 +167,7 @@ def test_splits_limit_and_bad_parameters(locomo_dir: Path, tmp_path: Path) -> No
         run_memory_recall_task(out_dir=tmp_path / "r4", dataset="snli")
 
 
+@pytest.mark.model
 def test_cli_with_the_real_embedder(
     locomo_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -28,6 +28,7 @@ def memlab(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return proc
 
 
+@pytest.mark.model  # runs a real model in a subprocess
 def test_acceptance_birthday_contradiction(tmp_path):
     db = str(tmp_path / "m.db")
     memlab("chat", "--db", db, "--user", "u1", "--message", "Sono nato il 12 luglio 1990")
@@ -69,6 +70,7 @@ def test_acceptance_birthday_contradiction(tmp_path):
     assert "annullata" in undo.stdout
 
 
+@pytest.mark.model  # runs a real model in a subprocess
 def test_bad_input_and_unknown_ids(tmp_path):
     db = str(tmp_path / "m.db")
     bad = memlab("chat", "--db", db, "--user", "u1", "--message", "   ", "--no-wait", check=False)
@@ -84,6 +86,7 @@ def test_bad_input_and_unknown_ids(tmp_path):
     assert text.strip() == "(nessuna notifica)"
 
 
+@pytest.mark.model  # runs a real model in a subprocess
 @pytest.mark.slow
 def test_no_wait_leaves_checks_queued_for_the_next_run(tmp_path):
     import sqlite3

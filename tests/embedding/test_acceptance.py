@@ -35,6 +35,7 @@ def test_default_settings_follow_the_default_embedder(store):
     assert store.embedder.thresholds.source.startswith(f"calibration/{DEFAULT_EMBEDDER}.json")
 
 
+@pytest.mark.model
 def test_seed_italian_pair_is_a_candidate_and_fido_is_not(store):
     settings = Settings()
     born = store.add("u1", BORN)

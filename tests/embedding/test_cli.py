@@ -8,7 +8,7 @@ import pytest
 
 from memlab.cli.main import main
 from memlab.embedding import register_embedder
-from memlab.embedding.calibrate import load_calibration
+from memlab.lab.calibrate import load_calibration
 from memlab.testing import FakeEmbedder
 
 

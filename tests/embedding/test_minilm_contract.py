@@ -17,6 +17,7 @@ def embedder(request, minilm):
     return minilm if request.param == "minilm" else FakeEmbedder(dim=24)
 
 
+@pytest.mark.model
 def test_contract(embedder):
     v = embedder.embed(TEXTS)
     assert v.shape == (len(TEXTS), embedder.dim) and v.dtype == np.float32
@@ -37,6 +38,7 @@ def test_cache_never_embeds_the_same_text_twice():
     assert emb.n_encoded == 3
 
 
+@pytest.mark.model
 def test_minilm_is_semantic(minilm):
     v = minilm.embed(["I was born on 12 July 1990", "My birthday is on 15 August", "I like biscuits"])
     assert v[0] @ v[1] > v[0] @ v[2]

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from memlab.extraction import ConversationMemoryService, format_for_prompt
 from memlab.store import MemoryStore
+
+pytestmark = pytest.mark.model  # every test here runs a real model
 
 TURNS = [
     ("Ciao! Chiamami Zhang San, per favore.", "presentazioni"),

@@ -34,6 +34,7 @@ def test_baseline_every_sentence() -> None:
     assert len(SentenceBaseline().extract("Hi! I live in Rome. 😀").facts) == 2
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_cli_small_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run"

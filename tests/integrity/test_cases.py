@@ -18,6 +18,8 @@ from memlab.records import Urgency
 from memlab.store import MemoryStore
 from memlab.testing import ScriptedJudge
 
+pytestmark = pytest.mark.model  # every test here runs a real model
+
 CASES = [json.loads(line) for line in (Path(__file__).parents[1] / "data" / "contradiction_cases.jsonl").read_text(
     encoding="utf-8").splitlines() if line.strip()]
 

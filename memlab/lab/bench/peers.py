@@ -2,7 +2,7 @@
 
 What is compared, and how (issue 11):
 
-* The same seeded sentences (:func:`memlab.bench.corpus.fact_corpus`) go into memlab's :class:`MemoryStore`
+* The same seeded sentences (:func:`memlab.lab.bench.corpus.fact_corpus`) go into memlab's :class:`MemoryStore`
   (real SQLite + FAISS, packaged MiniLM) and into mem0 2.2.1 (``add(..., infer=False)``: no LLM call, the same
   packaged MiniLM through its ``huggingface`` provider, its ``faiss`` vector store, a SQLite history).
 * Every system runs in **its own worker process** (``multiprocessing`` spawn), so peak RSS is per system and
@@ -22,7 +22,7 @@ What is compared, and how (issue 11):
   cost grows with N: each system has a time budget, and a size it cannot reach is reported as such.
 
 Example:
-    >>> from memlab.bench.peers import PeersConfig
+    >>> from memlab.lab.bench.peers import PeersConfig
     >>> PeersConfig(sizes=(50,), queries=5).probe_adds
     100
 """
@@ -49,9 +49,9 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from memlab.bench.corpus import fact_corpus
 from memlab.config import Settings
 from memlab.errors import BackendError, InvalidInputError, MissingDependencyError, NotFoundError
+from memlab.lab.bench.corpus import fact_corpus
 
 __all__ = [
     "MEM0_INSTALL_HINT",
@@ -960,7 +960,7 @@ def _spec(config: PeersConfig) -> dict[str, Any]:
         "task_version": 1,
         "config": config.model_dump(mode="json"),
         "seed": config.seed,
-        "corpus": "memlab.bench.corpus.fact_corpus",
+        "corpus": "memlab.lab.bench.corpus.fact_corpus",
         "created_at": datetime.now(UTC).isoformat(),
         "memlab_version": version("memlab"),
         "git_commit": commit,

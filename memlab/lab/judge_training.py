@@ -4,7 +4,7 @@
 
 1. loads the allowed train/dev splits (permissive licenses only, never a test split: both are enforced),
    holds out a seeded part of SNLI dev as the model-selection/calibration dev set, and adds seeded synthetic
-   persona pairs (:mod:`memlab.judges.augment`);
+   persona pairs (:mod:`memlab.lab.augment`);
 2. fine-tunes a 3-class head (contradiction / entailment / neutral). Binary sets (CI-ToD:
    contradiction / not) train the same head through a set-valued loss: ``-log P(gold set)``, where
    "not contradiction" is the set {entailment, neutral};
@@ -36,13 +36,13 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
 from memlab.errors import InvalidInputError
+from memlab.eval.metrics import expected_calibration_error
 from memlab.records import Label
 
 __all__ = [
     "DataSource",
     "TrainJudgeConfig",
     "TrainReport",
-    "expected_calibration_error",
     "fit_temperature",
     "fit_threshold",
     "load_config",
@@ -115,7 +115,7 @@ class TrainJudgeConfig(BaseModel):
     languages: tuple[str, ...] = ("en", "it")
     """Languages of the synthetic pairs."""
     synthetic_chitchat: float = Field(default=0.0, ge=0, le=1)
-    """Share of synthetic pairs wrapped as chit-chat dialogue turns (``memlab.judges.augment``)."""
+    """Share of synthetic pairs wrapped as chit-chat dialogue turns (``memlab.lab.augment``)."""
     max_length: int = Field(default=96, ge=8)
     """Tokens per pair."""
     truncation_side: Literal["left", "right"] = "left"
@@ -251,28 +251,6 @@ def _sha(name: str, split: str, data_dir: str | None) -> str:
     return dataset_sha256(name, split, str(Path(data_dir) / name) if data_dir else None)
 
 
-def expected_calibration_error(
-    prob: NDArray[np.floating[Any]], positive: NDArray[np.bool_], n_bins: int = 15
-) -> float:
-    """ECE of a binary probability (15 equal-width bins, weighted by bin size).
-
-    Example:
-        >>> expected_calibration_error(np.array([0.0, 1.0]), np.array([False, True]))
-        0.0
-    """
-    prob = np.asarray(prob, dtype=np.float64)
-    positive = np.asarray(positive, dtype=bool)
-    if prob.size == 0:
-        return 0.0
-    bins = np.minimum((prob * n_bins).astype(int), n_bins - 1)
-    ece = 0.0
-    for b in range(n_bins):
-        m = bins == b
-        if m.any():
-            ece += m.mean() * abs(prob[m].mean() - positive[m].mean())
-    return float(ece)
-
-
 def _softmax(logits: NDArray[np.floating[Any]], t: float) -> NDArray[np.float64]:
     z = np.asarray(logits, dtype=np.float64) / t
     z = z - z.max(axis=1, keepdims=True)
@@ -387,8 +365,8 @@ def _metrics(
         "recall": tp / (tp + fn) if tp + fn else 0.0,
         "false_contradiction_rate": fp / neg if neg else 0.0,
         "accuracy_3way": acc,
-        "ece_raw": expected_calibration_error(_softmax(logits, 1.0)[:, 0], gold_c),
-        "ece": expected_calibration_error(probs[:, 0], gold_c),
+        "ece_raw": expected_calibration_error(gold_c, _softmax(logits, 1.0)[:, 0]),
+        "ece": expected_calibration_error(gold_c, probs[:, 0]),
     }
 
 
@@ -600,7 +578,7 @@ def train_judge(
             }
         )
     if config.synthetic_train or config.synthetic_dev:
-        from memlab.judges.augment import generate_pairs
+        from memlab.lab.augment import generate_pairs
 
         syn = generate_pairs(
             config.synthetic_train, seed=config.seed, languages=config.languages, chitchat=config.synthetic_chitchat
@@ -615,7 +593,7 @@ def train_judge(
         data_info.append(
             {
                 "dataset": "synthetic",
-                "generator": "memlab.judges.augment.generate_pairs",
+                "generator": "memlab.lab.augment.generate_pairs",
                 "seed": config.seed,
                 "chitchat": config.synthetic_chitchat,
                 "train_rows": len(syn),

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memlab.embedding.base import EmbedderThresholds
-from memlab.embedding.calibrate import (
+from memlab.errors import InvalidInputError, NotFoundError, UnknownComponentError
+from memlab.lab.calibrate import (
     _SENT_SPLIT,
     EmbedderCalibration,
     _drift_cases,
@@ -25,7 +26,6 @@ from memlab.embedding.calibrate import (
     save_calibration,
     threshold_for_recall,
 )
-from memlab.errors import InvalidInputError, NotFoundError, UnknownComponentError
 from memlab.testing import FakeEmbedder
 
 
@@ -51,6 +51,7 @@ def test_threshold_for_recall_rejects_empty():
         threshold_for_recall([], 0.9)
 
 
+@pytest.mark.model
 def test_calibration_uses_train_dev_only(tiny_train_dev):
     pairs = calibration_pairs(tiny_train_dev, limit=None)  # no test file exists in this folder
     assert {p.lang for p in pairs} == {"en", "it", "zh"}
@@ -61,6 +62,7 @@ def test_calibration_uses_train_dev_only(tiny_train_dev):
     assert any(p.source == "cdconv/train" and p.kind == "related" for p in pairs)
 
 
+@pytest.mark.model
 def test_calibrate_fake_embedder_end_to_end(tiny_train_dev, tmp_path):
     emb = FakeEmbedder(dim=64, bag_of_words=True)
     cal = calibrate_embedder(emb, data_dir=tiny_train_dev, limit=None, recall_target=0.75)
@@ -83,6 +85,7 @@ def test_calibrate_fake_embedder_end_to_end(tiny_train_dev, tmp_path):
     assert th.title_drift == cal.title_drift and "title_drift" in cal.to_markdown()
 
 
+@pytest.mark.model
 def test_drift_cases_replace_a_share_of_one_subject(tiny_train_dev):
     cases = _drift_cases(tiny_train_dev, None, 0)
     assert {c.lang for c in cases} == {"en", "it", "zh"}
@@ -102,6 +105,7 @@ def test_old_calibration_files_without_title_drift_keep_the_seed_default(tmp_pat
     assert load_calibration(p).to_thresholds().title_drift == EmbedderThresholds().title_drift
 
 
+@pytest.mark.model
 def test_calibrate_rejects_bad_targets(tiny_train_dev):
     with pytest.raises(InvalidInputError, match="chat_recall_target"):
         calibrate_embedder(FakeEmbedder(), data_dir=tiny_train_dev, chat_recall_target=0)
@@ -144,6 +148,7 @@ def test_shipped_calibrations_are_valid_and_consistent(name):
     assert cal.title_drift_keep_rate >= 0.6 and cal.title_drift_change_rate >= 0.6
 
 
+@pytest.mark.model
 def test_candidate_cases_cover_every_bench_set(tiny_data):
     for ds, lang in [("snli", "en"), ("gu_dnli", "en"), ("decode", "en"), ("rte3_ita", "it"), ("ocnli", "zh"),
                      ("cdconv", "zh"), ("kvpi", "zh")]:
@@ -157,6 +162,7 @@ def test_candidate_cases_cover_every_bench_set(tiny_data):
         candidate_cases("nope", tiny_data)
 
 
+@pytest.mark.model
 def test_bench_candidates_with_scripted_similarity(tiny_data):
     # aliases make each contradiction pair identical vectors: recall must be 1 at any threshold below 1
     cases = [c for ds in ("snli", "rte3_ita") for c in candidate_cases(ds, tiny_data, limit=None)[0]]

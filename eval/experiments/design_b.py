@@ -2,7 +2,7 @@
 
 Kept in the repository so the comparison table of ``weights/default/CARD.md`` can be reproduced::
 
-    python -m memlab.judges._design_b --out /tmp/design_b.json [--train-limit 6000]
+    python eval/experiments/design_b.py --out /tmp/design_b.json [--train-limit 6000]
 
 Features per pair ``(u, v)`` of e5 passage embeddings: ``[u, v, |u - v|, u * v]`` (4 x 384) plus lexical/numeric
 features (token overlap both ways, a negation mismatch flag, a "both mention numbers and they differ" flag,
@@ -72,8 +72,9 @@ def run(train_limit: int = 6000, seed: int = 13) -> dict[str, Any]:
     import torch
 
     from memlab.datasets import load_pairs
-    from memlab.judges.augment import generate_pairs
-    from memlab.judges.training import expected_calibration_error, fit_temperature
+    from memlab.lab.augment import generate_pairs
+    from memlab.eval.metrics import expected_calibration_error
+    from memlab.lab.judge_training import fit_temperature
 
     torch.manual_seed(seed)
     snli = list(load_pairs("snli", "dev"))
@@ -149,7 +150,7 @@ def run(train_limit: int = 6000, seed: int = 13) -> dict[str, Any]:
             "n": len(rows),
             "f1": round(2 * tp / max(1, 2 * tp + fp + fn), 4),
             "false_contradiction_rate": round(fp / max(1, int((~gold).sum())), 4),
-            "ece": round(expected_calibration_error(p[:, 0], gold), 4),
+            "ece": round(expected_calibration_error(gold, p[:, 0]), 4),
         }
     out["size_mb_head"] = round(sum(t.numel() for t in head.parameters()) * 4 / 1e6, 2)
     return out

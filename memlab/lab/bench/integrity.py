@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from memlab.bench.corpus import fact_corpus
+from memlab.lab.bench.corpus import fact_corpus
 
 __all__ = ["IntegrityBenchResult", "run_integrity_bench"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memlab.bench.corpus import fact_corpus
+from memlab.lab.bench.corpus import fact_corpus
 
 __all__ = ["StoreBenchResult", "run_store_bench"]
 

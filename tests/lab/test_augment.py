@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from memlab.errors import InvalidInputError
-from memlab.judges import generate_pairs
+from memlab.lab.augment import generate_pairs
 from memlab.records import Label
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from memlab.bench.corpus import fact_corpus
+from memlab.lab.bench.corpus import fact_corpus
 
 __all__ = ["AgentBenchResult", "run_agent_bench"]
 

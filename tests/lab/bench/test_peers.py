@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from memlab.bench import peers
-from memlab.bench.peers import PeersConfig, PeersResult, SystemFigures, load_peers, mem0_config, run_peers
 from memlab.cli.main import main
 from memlab.errors import MissingDependencyError, NotFoundError
 from memlab.eval.runs import load_run
+from memlab.lab.bench import peers
+from memlab.lab.bench.peers import PeersConfig, PeersResult, SystemFigures, load_peers, mem0_config, run_peers
 from memlab.testing import FakeEmbedder
 
 needs_mem0 = pytest.mark.skipif(
@@ -323,6 +323,7 @@ def test_summary_ignores_unreached_rows() -> None:
 
 
 # ------------------------------------------------------------------------------------------- real components
+@pytest.mark.model  # runs a real model in a subprocess
 @pytest.mark.slow
 def test_real_memlab_worker_process(tmp_path: Path) -> None:
     """memlab alone in its worker process, real MiniLM + SQLite + FAISS (no mem0 needed)."""
