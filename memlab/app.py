@@ -87,6 +87,30 @@ class Memlab:
                 await self.agent.stop()
         return resp.model_copy(update={"notifications_count": self.notifications.count(user_id)}), done
 
+    def remember(self, user_id: str, text: str, **fields: Any) -> tuple[Any, list[int]]:
+        """Store one memory (:meth:`MemoryStore.add` arguments) and queue its integrity check.
+
+        Returns:
+            ``(item, job_ids)``; ``job_ids`` is empty when checks are disabled.
+        """
+        item = self.store.add(user_id, text, **fields)
+        if self.agent is None:
+            return item, []
+        return item, [self.agent.process_new_knowledge(item.user_id, item.id)]
+
+    def delete_chat(self, user_id: str, chat_id: str) -> None:
+        """Delete a chat with its conversation memory, in one transaction (the user's memories stay).
+
+        Raises:
+            NotFoundError: unknown chat, or another user's.
+        """
+        from memlab.extraction import ConversationMemoryService
+
+        conv = ConversationMemoryService(self.store, user_id=user_id)
+        with self.store.db.transaction():
+            self.chats.delete(chat_id, user_id=user_id)
+            conv.forget(chat_id)
+
     def close(self) -> None:
         """Close the database (and write the FAISS cache)."""
         self.store.close()

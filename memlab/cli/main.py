@@ -28,6 +28,7 @@ COMMAND_MODULES = [
     "memlab.cli.eval_cmd",
     "memlab.cli.extraction_cmd",
     "memlab.cli.chats_cmd",
+    "memlab.cli.serve_cmd",
 ]
 
 

@@ -250,6 +250,20 @@ class ConversationMemoryService:
                              (self.user_id,))
         return [r["conversation_id"] for r in rows]
 
+    def forget(self, conversation_id: str) -> bool:
+        """Delete the conversation's memory (facts, topics, unanswered areas, state); the user's memories stay.
+
+        Seed 001's ``onDelete: Cascade``: deleting a chat deletes its conversation memory. Returns whether
+        there was anything to delete (another user's conversation counts as nothing).
+        """
+        cid = self._check_conv(conversation_id)
+        with self.db.transaction():
+            if self._row(cid) is None:
+                return False
+            for table in ("conv_facts", "conv_topics", "conv_unanswered", "conv_memory"):
+                self.db.execute(f"DELETE FROM {table} WHERE conversation_id = ?", (cid,))
+        return True
+
     def get(self, conversation_id: str) -> ConversationMemory:
         """The conversation's memory (facts, topics, unanswered areas, fatigue, style).
 

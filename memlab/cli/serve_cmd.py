@@ -1,0 +1,137 @@
+"""``memlab serve`` (the HTTP API), ``memlab users add|list|revoke`` (its API keys) and ``memlab bench serve``."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(groups: dict[str, Any]) -> None:
+    """Add ``serve``, ``users`` and ``bench serve`` to the parser."""
+    p = groups["top"].add_parser("serve", help="serve the HTTP API (chats, memory, notifications, turn, /health)")
+    _db(p)
+    p.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8001, help="TCP port (default 8001)")
+    p.add_argument("--embedder", default=None, help="embedder (default: the one the database was built with)")
+    p.add_argument("--judge", default=None, help="judge name (default: settings)")
+    p.add_argument("--no-checks", action="store_true", help="store memories without integrity checks")
+    p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    p.set_defaults(func=_serve)
+
+    u = groups["top"].add_parser("users", help="API keys of `memlab serve` (one key = one user)")
+    us = u.add_subparsers(dest="users_cmd", metavar="ACTION", required=True)
+    a = us.add_parser("add", help="create an API key for user NAME and print it (shown once)")
+    a.add_argument("name", help="user id the key acts for")
+    a.add_argument("--label", default=None, help="a label to tell keys apart")
+    _db(a)
+    a.set_defaults(func=_users_add)
+    ls = us.add_parser("list", help="list keys (fingerprints, never the secrets)")
+    _db(ls)
+    ls.set_defaults(func=_users_list)
+    r = us.add_parser("revoke", help="revoke every key of user NAME")
+    r.add_argument("name")
+    _db(r)
+    r.set_defaults(func=_users_revoke)
+
+    b = groups["bench"].add_parser("serve", help="requests/s and latency of add, search and turn over loopback")
+    b.add_argument("--requests", type=int, default=200, help="requests per operation (default 200)")
+    b.add_argument("--clients", type=int, default=4, help="concurrent clients (default 4)")
+    b.add_argument("--embedder", default=None, help="embedder (default: settings)")
+    b.add_argument("--judge", default=None, help="judge (default: settings)")
+    b.add_argument("--out", default=None, help="write bench.json into this directory")
+    b.set_defaults(func=_bench)
+
+
+def _db(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", default=None, help="SQLite file (default: $MEMLAB_DATA_DIR/memlab.db, i.e. .memlab/memlab.db)")
+
+
+def _db_path(args: argparse.Namespace) -> Path:
+    from memlab.config import Settings
+    from memlab.errors import InvalidInputError
+
+    if args.db is None:
+        path = Path(Settings().data_dir) / "memlab.db"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+    if not str(args.db).strip():
+        raise InvalidInputError("--db must be a file path (got an empty string).")
+    path = Path(args.db)
+    if path.is_dir():
+        raise InvalidInputError(f"--db {args.db!r} is a directory; give a SQLite file path.")
+    return path
+
+
+def _keys(args: argparse.Namespace) -> Any:
+    from memlab.serve.auth import ApiKeys
+    from memlab.store.db import Database
+
+    return ApiKeys(Database(_db_path(args)))
+
+
+def _users_add(args: argparse.Namespace) -> int:
+    key = _keys(args).add(args.name, label=args.label)
+    print(key)
+    print(f"API key for user {args.name!r}: send it as 'Authorization: Bearer <key>'. It is not stored and will "
+          "not be shown again.", file=sys.stderr)
+    return 0
+
+
+def _users_list(args: argparse.Namespace) -> int:
+    rows = _keys(args).list()
+    if not rows:
+        print("no API keys (create one with `memlab users add NAME`)", file=sys.stderr)
+    for k in rows:
+        state = f"revoked {k.revoked_at}" if k.revoked_at else "valid"
+        print(f"{k.user_id}\t{k.fingerprint}\t{k.created_at}\t{state}\t{k.label or ''}")
+    return 0
+
+
+def _users_revoke(args: argparse.Namespace) -> int:
+    n = _keys(args).revoke(args.name)
+    print(f"revoked {n} key(s) of {args.name!r}")
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from memlab.config import Settings
+    from memlab.serve import create_app
+
+    if not _is_loopback(args.host):
+        print(f"memlab: warning: serving on {args.host} (beyond this machine) over plain HTTP: API keys travel in "
+              "clear text; put a TLS proxy in front.", file=sys.stderr)
+    app = create_app(db=_db_path(args), settings=Settings(), embedder=args.embedder, judge=args.judge,
+                     checks=not args.no_checks)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from memlab.lab.bench.serve import run_serve_bench
+
+    res = run_serve_bench(n_requests=args.requests, clients=args.clients, embedder=args.embedder, judge=args.judge,
+                          progress=lambda m: print(m, file=sys.stderr))
+    print(res.to_markdown())
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "bench.json").write_text(json.dumps(res.model_dump(), indent=2) + "\n", encoding="utf-8")
+        print(f"\nwrote {out / 'bench.json'}")
+    return 0

@@ -1,0 +1,13 @@
+"""``memlab serve``: the seeds' HTTP APIs over memlab (FastAPI on uvicorn; needs ``memlab[serve]``).
+
+- :func:`create_app` builds the app (``/api/chats``, ``/api/memory``, ``/api/notifications``, ``/api/turn``,
+  ``/health``, OpenAPI docs at ``/docs``).
+- :class:`ApiKeys` holds the bearer keys (``memlab users add NAME``), hashed, one user per key.
+"""
+
+from __future__ import annotations
+
+from memlab.serve.app import create_app
+from memlab.serve.auth import ApiKey, ApiKeys
+
+__all__ = ["ApiKey", "ApiKeys", "create_app"]

@@ -1,0 +1,73 @@
+"""A real uvicorn server on 127.0.0.1 (in a thread of the test process), driven with httpx."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+pytest.importorskip("fastapi", reason="LOUD SKIP: memlab[serve] (fastapi) is not installed: pip install -e '.[serve]'")
+pytest.importorskip("uvicorn", reason="LOUD SKIP: uvicorn is not installed: pip install -e '.[serve]'")
+
+from memlab.app import Memlab, open_memlab  # noqa: E402
+from memlab.serve import ApiKeys, create_app  # noqa: E402
+from memlab.serve.runner import ThreadedServer  # noqa: E402
+from memlab.testing import FakeEmbedder, ScriptedJudge  # noqa: E402
+
+LiveServer = ThreadedServer
+
+
+def birthday_judge() -> ScriptedJudge:
+    """Contradiction (0.97) between two different birthday dates; anything else is consistent."""
+
+    def score(a: str, b: str) -> float:
+        return 0.97 if "compleanno" in a and "compleanno" in b and a != b else 0.0
+
+    return ScriptedJudge(score)
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[Memlab]:
+    lab = open_memlab(tmp_path / "serve.db", embedder=FakeEmbedder(dim=64), judge=birthday_judge())
+    yield lab
+    lab.close()
+
+
+@pytest.fixture
+def server(lab: Memlab) -> Iterator[LiveServer]:
+    live = LiveServer(create_app(lab)).start()
+    yield live
+    live.stop()
+
+
+def key_client(server: LiveServer, lab: Memlab, user: str) -> httpx.Client:
+    """An httpx client authenticated with a new key of ``user``."""
+    key = ApiKeys(lab.store.db).add(user)
+    return httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key}"}, timeout=120)
+
+
+@pytest.fixture
+def client_for(server: LiveServer, lab: Memlab) -> Iterator[Callable[[str], httpx.Client]]:
+    """``client_for("alice")``: an httpx client authenticated as a new key of that user."""
+    clients: list[httpx.Client] = []
+
+    def make(user: str) -> httpx.Client:
+        clients.append(key_client(server, lab, user))
+        return clients[-1]
+
+    yield make
+    for c in clients:
+        c.close()
+
+
+@pytest.fixture
+def minilm_server(tmp_path: Path, minilm: Any) -> Iterator[tuple[LiveServer, Memlab]]:
+    """The same server over the real packaged MiniLM embedder (semantic chat search needs real vectors)."""
+    lab = open_memlab(tmp_path / "minilm.db", embedder=minilm, judge=birthday_judge())
+    live = LiveServer(create_app(lab)).start()
+    yield live, lab
+    live.stop()
+    lab.close()
