@@ -153,9 +153,13 @@ def open_memlab(
     checker = agent = None
     if checks:
         from memlab.integrity import SemanticIntegrityChecker
-        from memlab.judges import load_judge
+        from memlab.judges import resolve_judge
 
-        judge_obj = load_judge(judge or settings.judge) if judge is None or isinstance(judge, str) else judge
+        judge_obj, _ = resolve_judge(judge, settings=settings)
+        if judge_obj is None:
+            from memlab.errors import InvalidInputError
+
+            raise InvalidInputError("judge='none' leaves nothing to check with; open with checks=False instead.")
         checker = SemanticIntegrityChecker(store, judge_obj, settings)
         agent = BackgroundAgent(store, checker, notifications)
     if llm is None and settings.llm_backend != "none":

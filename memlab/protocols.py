@@ -41,6 +41,16 @@ class Embedder(Protocol):
         """Embed a batch. Returns shape ``(len(texts), dim)``, float32, rows of unit norm."""
         ...
 
+    @property
+    def thresholds(self) -> Any:
+        """This embedder's calibrated similarity thresholds (an
+        :class:`~memlab.embedding.thresholds.EmbedderThresholds`; the seed defaults when never calibrated)."""
+        ...
+
+    def get_params(self) -> dict[str, Any]:
+        """JSON-able description (name, dim...), recorded in stores and eval runs."""
+        ...
+
 
 @runtime_checkable
 class VectorIndex(Protocol):
@@ -83,6 +93,10 @@ class Judge(Protocol):
 
     def judge(self, pairs: Sequence[tuple[str, str]], /) -> list[Verdict]:
         """One :class:`~memlab.records.Verdict` per pair, same order."""
+        ...
+
+    def get_params(self) -> dict[str, Any]:
+        """JSON-able description, recorded in eval runs."""
         ...
 
 

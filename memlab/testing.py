@@ -17,7 +17,16 @@ from memlab.embedding.base import BaseEmbedder
 from memlab.protocols import EmbedMode
 from memlab.records import Label, Verdict
 
-__all__ = ["FakeEmbedder", "ScriptedChecker", "ScriptedJudge"]
+__all__ = [
+    "CONTRACT_TEXTS",
+    "FakeEmbedder",
+    "ScriptedChecker",
+    "ScriptedJudge",
+    "check_embedder",
+    "check_extractor",
+    "check_judge",
+    "check_vector_index",
+]
 
 
 def _norm(text: str) -> str:
@@ -111,6 +120,11 @@ class ScriptedJudge:
             out.append(Verdict(Label.CONTRADICTION if p >= 0.5 else Label.NEUTRAL, p, self.name))
         return out
 
+    def get_params(self) -> dict[str, object]:
+        """JSON-able description (the script itself is not recorded)."""
+        return {"name": self.name, "default": self.default, "scripted_pairs": None if callable(self.script)
+                else len(self.script)}
+
 
 class ScriptedChecker:
     """An integrity checker whose verdicts are scripted (test double for the background agent and the assistant).
@@ -179,3 +193,175 @@ class ScriptedChecker:
         return IntegrityResult(item_id=item.id, has_contradiction=bool(found),  # type: ignore[attr-defined]
                                contradictions=tuple(found), confidence=max((c.confidence for c in found), default=0.0),
                                n_candidates=len(others))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Contract checks (scikit-learn's ``check_estimator`` idea): run them on any component, built-in or your own, to
+# know it honours the protocol the rest of memlab relies on. Each raises AssertionError naming the broken rule.
+# ---------------------------------------------------------------------------------------------------------------
+
+#: Texts every component must handle: Italian first (memlab's users write Italian), English, Chinese.
+CONTRACT_TEXTS = (
+    "Il mio compleanno è il 12 luglio.",
+    "Abito a Milano con il mio cane Fido.",
+    "My favourite food is sushi.",
+    "我住在北京。",
+)
+
+
+def _json_params(obj: object, what: str) -> dict[str, object]:
+    import json
+
+    get_params = getattr(obj, "get_params", None)
+    assert callable(get_params), f"{what} has no get_params() (runs record it)"
+    params = get_params()
+    assert isinstance(params, dict), f"{what}.get_params() must return a dict, got {type(params).__name__}"
+    json.dumps(params, default=str)
+    return params
+
+
+def _raises_memlab_error(fn: Callable[[], object], what: str) -> None:
+    from memlab.errors import MemlabError
+
+    try:
+        fn()
+    except MemlabError:
+        return
+    except Exception as exc:  # noqa: BLE001 - the check reports which error escaped
+        raise AssertionError(f"{what} raised {type(exc).__name__} ({exc}); expected a MemlabError subclass") from exc
+    raise AssertionError(f"{what} was accepted; expected a MemlabError subclass")
+
+
+def check_embedder(embedder: object) -> None:
+    """Check an :class:`~memlab.protocols.Embedder`: shape, dtype, unit norm, determinism, batch independence,
+    both modes, calibrated thresholds, JSON-able params, and clear errors on bad input.
+
+    Example:
+        >>> check_embedder(FakeEmbedder(dim=16))
+    """
+    from memlab.embedding.thresholds import EmbedderThresholds
+    from memlab.protocols import Embedder
+
+    what = type(embedder).__name__
+    assert isinstance(embedder, Embedder), f"{what} does not implement the Embedder protocol"
+    assert isinstance(embedder.name, str) and embedder.name, f"{what}.name must be a non-empty str"
+    dim = embedder.dim
+    assert isinstance(dim, int) and dim > 0, f"{what}.dim must be a positive int, got {dim!r}"
+    texts = list(CONTRACT_TEXTS)
+    for mode in ("passage", "query"):
+        v = embedder.embed(texts, mode=mode)  # type: ignore[arg-type]
+        assert isinstance(v, np.ndarray) and v.dtype == np.float32, f"{what}.embed must return float32 arrays"
+        assert v.shape == (len(texts), dim), f"{what}.embed shape {v.shape} != {(len(texts), dim)}"
+        assert np.isfinite(v).all(), f"{what}.embed returned non-finite values"
+        np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-4, err_msg=f"{what}: rows not unit norm")
+        again = embedder.embed(texts[::-1], mode=mode)[::-1]  # type: ignore[arg-type]
+        np.testing.assert_allclose(v, again, atol=1e-4, err_msg=f"{what}: a text's vector depends on its batch")
+        one = embedder.embed([texts[0]], mode=mode)  # type: ignore[arg-type]
+        np.testing.assert_allclose(v[:1], one, atol=1e-4, err_msg=f"{what}: batch of one differs")
+    assert embedder.embed([]).shape == (0, dim), f"{what}.embed([]) must have shape (0, dim)"
+    assert not np.allclose(*embedder.embed(texts[:2])), f"{what}: two different texts got the same vector"
+    assert isinstance(getattr(embedder, "thresholds", None), EmbedderThresholds), (
+        f"{what}.thresholds must be an EmbedderThresholds (the integrity check and chat switch read it)")
+    assert _json_params(embedder, what).get("name") == embedder.name, f"{what}.get_params() must record its name"
+    _raises_memlab_error(lambda: embedder.embed("a bare string"), f"{what}.embed('a bare string')")  # type: ignore[arg-type]
+    _raises_memlab_error(lambda: embedder.embed(["ok", None]), f"{what}.embed(['ok', None])")  # type: ignore[list-item]
+
+
+def check_judge(judge: object) -> None:
+    """Check a :class:`~memlab.protocols.Judge`: one verdict per pair in order, probabilities in [0, 1], labels from
+    :class:`~memlab.records.Label`, Italian and Chinese pairs, determinism, params, clear errors on bad input.
+
+    Example:
+        >>> from memlab.judges.baselines import LexicalJudge
+        >>> check_judge(LexicalJudge())
+    """
+    from memlab.protocols import Judge
+
+    what = type(judge).__name__
+    assert isinstance(judge, Judge), f"{what} does not implement the Judge protocol"
+    assert isinstance(judge.name, str) and judge.name, f"{what}.name must be a non-empty str"
+    pairs = [
+        ("Il mio compleanno è il 12 luglio.", "Il mio compleanno è il 15 agosto."),
+        ("Abito a Roma.", "Il mio cane si chiama Fido."),
+        ("I live in Rome.", "I live in Rome."),
+        ("我住在北京。", "我住在上海。"),
+    ]
+    assert judge.judge([]) == [], f"{what}.judge([]) must return []"
+    out = judge.judge(pairs)
+    assert isinstance(out, list) and len(out) == len(pairs), f"{what}.judge must return one verdict per pair"
+    for v in out:
+        assert isinstance(v, Verdict), f"{what}.judge must return Verdict records, got {type(v).__name__}"
+        assert isinstance(v.label, Label), f"{what}: verdict label {v.label!r} is not a Label"
+        assert 0.0 <= v.probability <= 1.0 and np.isfinite(v.probability), f"{what}: probability {v.probability}"
+    rev = judge.judge(pairs[::-1])[::-1]
+    for a, b in zip(out, rev, strict=True):
+        assert a.label == b.label and abs(a.probability - b.probability) < 1e-4, (
+            f"{what}: a pair's verdict depends on the other pairs of the batch")
+    _json_params(judge, what)
+    _raises_memlab_error(lambda: judge.judge("not pairs"), f"{what}.judge('not pairs')")  # type: ignore[arg-type]
+    _raises_memlab_error(lambda: judge.judge([("only one",)]), f"{what}.judge([('only one',)])")  # type: ignore[list-item]
+    _raises_memlab_error(lambda: judge.judge([("", "b")]), f"{what}.judge([('', 'b')])")
+
+
+def check_vector_index(factory: Callable[[int], object]) -> None:
+    """Check a :class:`~memlab.protocols.VectorIndex` built by ``factory(dim)``: add/replace/remove by id, exact
+    self-retrieval, ``allowed`` restriction, ``-1`` padding, and a clear error on a wrong vector size.
+
+    Example:
+        >>> from memlab.index import NumpyIndex
+        >>> check_vector_index(NumpyIndex)
+    """
+    from memlab.protocols import VectorIndex
+
+    dim = 8
+    idx = factory(dim)
+    what = type(idx).__name__
+    assert isinstance(idx, VectorIndex), f"{what} does not implement the VectorIndex protocol"
+    assert idx.dim == dim and len(idx) == 0, f"{what}: a new index must be empty with dim {dim}"
+    rng = np.random.default_rng(0)
+    vecs = rng.standard_normal((20, dim)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    ids = np.arange(100, 120, dtype=np.int64)
+    idx.add(ids, vecs)
+    assert len(idx) == 20 and sorted(idx.ids().tolist()) == ids.tolist(), f"{what}: ids after add"
+    scores, found = idx.search(vecs[:5], 3)
+    assert scores.shape == (5, 3) and found.shape == (5, 3), f"{what}.search shapes {scores.shape}, {found.shape}"
+    assert found[:, 0].tolist() == ids[:5].tolist(), f"{what}: a stored vector is not its own nearest neighbour"
+    np.testing.assert_allclose(scores[:, 0], 1.0, atol=1e-4, err_msg=f"{what}: self inner product is not 1")
+    assert (np.diff(scores, axis=1) <= 1e-6).all(), f"{what}: scores not sorted best first"
+    allowed = ids[10:12]
+    _, only = idx.search(vecs[:1], 5, allowed=allowed)
+    got = [i for i in only[0].tolist() if i != -1]
+    assert set(got) <= set(allowed.tolist()) and len(got) == 2, f"{what}: 'allowed' not respected ({got})"
+    assert only[0].tolist()[2:] == [-1, -1, -1], f"{what}: missing hits must be -1"
+    idx.add(ids[:1], vecs[1:2])  # replace id 100 by another vector
+    assert len(idx) == 20, f"{what}: adding an existing id must replace it"
+    idx.remove(np.array([101, 999], dtype=np.int64))  # unknown ids are ignored
+    assert len(idx) == 19 and 101 not in idx.ids().tolist(), f"{what}: remove"
+    _raises_memlab_error(lambda: idx.add(np.array([1], dtype=np.int64), np.ones((1, dim + 1), np.float32)),
+                         f"{what}.add with a wrong vector size")
+    _raises_memlab_error(lambda: idx.search(np.ones((1, dim - 1), np.float32), 1), f"{what}.search with a wrong size")
+
+
+def check_extractor(extractor: object) -> None:
+    """Check an :class:`~memlab.extraction.Extractor`: a fact from an Italian, English and Chinese message, nothing
+    from chit-chat or an empty message, confidences in [0, 1], determinism, params, a clear error on a non-str.
+
+    Example:
+        >>> from memlab.extraction import RuleExtractor
+        >>> check_extractor(RuleExtractor())
+    """
+    from memlab.extraction.base import Extractor
+
+    what = type(extractor).__name__
+    assert isinstance(extractor, Extractor), f"{what} does not implement the Extractor protocol"
+    for msg in ("Il mio compleanno è il 12 luglio.", "My birthday is on July 12.", "我的生日是7月12日。"):
+        res = extractor.extract(msg)
+        assert res.facts, f"{what} found no fact in {msg!r}"
+        for f in res.facts:
+            assert f.content.strip() and 0.0 <= f.confidence <= 1.0, f"{what}: bad fact {f!r}"
+        assert extractor.extract(msg) == res, f"{what} is not deterministic on {msg!r}"
+    assert not extractor.extract("ok, grazie!").facts, f"{what} reads facts into chit-chat"
+    assert not extractor.extract("").facts, f"{what} must return no facts for an empty message"
+    _json_params(extractor, what)
+    _raises_memlab_error(lambda: extractor.extract(None), f"{what}.extract(None)")  # type: ignore[arg-type]

@@ -407,14 +407,11 @@ def evaluate_contradiction(
         )
     split = split or info.default_split
     pairs = sample_pairs(load_pairs(dataset, split, data_dir=data_dir), limit, seed=seed)
-    if isinstance(judge, str):
-        from memlab.judges import load_judge
+    from memlab.judges import resolve_judge
 
-        judge_obj = load_judge(judge, **dict(judge_kwargs or {}))
-        judge_name = judge
-    else:
-        judge_obj = judge
-        judge_name = getattr(judge, "name", type(judge).__name__)
+    judge_obj, judge_name = resolve_judge(judge, **dict(judge_kwargs or {}))
+    if judge_obj is None:
+        raise InvalidInputError("evaluate_contradiction scores a judge: 'none' is not one (pick e.g. 'majority').")
     notes_pre: list[str] = []
     fit = getattr(judge_obj, "fit", None)
     if callable(fit) and not getattr(judge_obj, "fitted", True):

@@ -266,12 +266,9 @@ def evaluate_integrity(
         judge_obj, judge_name = None, "none"
         lv = tuple(x for x in (levels or LEVELS) if x != "judge")
     else:
-        if isinstance(judge, str):
-            from memlab.judges import load_judge
+        from memlab.judges import resolve_judge
 
-            judge_obj, judge_name = load_judge(judge), judge
-        else:
-            judge_obj, judge_name = judge, getattr(judge, "name", type(judge).__name__)
+        judge_obj, judge_name = resolve_judge(judge)
         lv = tuple(levels or LEVELS)
     if embedder == "fake":
         # Only meaningful where vectors cannot change the result (exhaustive mode: every memory is compared);

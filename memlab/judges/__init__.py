@@ -19,7 +19,7 @@ from __future__ import annotations
 from memlab.judges.default import DEFAULT_WEIGHTS, MULTILINGUAL_WEIGHTS, DefaultJudge, read_judge_meta
 from memlab.judges.hf import HFJudge, check_pairs, label_from_name
 from memlab.judges.llm import LLMJudge, LLMVerdict
-from memlab.judges.registry import available_judges, load_judge, register_judge
+from memlab.judges.registry import available_judges, load_judge, register_judge, resolve_judge
 from memlab.judges.routed import LanguageRoutedJudge
 
 __all__ = [
@@ -36,4 +36,5 @@ __all__ = [
     "load_judge",
     "read_judge_meta",
     "register_judge",
+    "resolve_judge",
 ]

@@ -15,29 +15,13 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from memlab.errors import InvalidInputError
+from memlab.judges.hf import check_pairs
 from memlab.records import Label, Verdict
 
 __all__ = [
     "LexicalJudge",
     "MajorityJudge",
 ]
-
-
-def _check_pairs(pairs: Sequence[tuple[str, str]], owner: str) -> list[tuple[str, str]]:
-    if isinstance(pairs, str | bytes) or not isinstance(pairs, Sequence):
-        raise InvalidInputError(
-            f"The 'pairs' parameter of {owner} must be a sequence of (str, str). "
-            f"Got {type(pairs).__name__} instead."
-        )
-    out = []
-    for i, p in enumerate(pairs):
-        if not (isinstance(p, tuple | list) and len(p) == 2 and all(isinstance(x, str) for x in p)):
-            raise InvalidInputError(
-                f"The 'pairs' parameter of {owner} must hold (str, str) tuples. "
-                f"Got {p!r} at position {i} instead."
-            )
-        out.append((p[0], p[1]))
-    return out
 
 
 class MajorityJudge:
@@ -89,7 +73,7 @@ class MajorityJudge:
         """The same verdict for every pair."""
         return [
             Verdict(self.label, self.probability, self.name)
-            for _ in _check_pairs(pairs, "MajorityJudge.judge")
+            for _ in check_pairs(pairs, owner="MajorityJudge.judge")
         ]
 
     def get_params(self) -> dict[str, Any]:
@@ -289,7 +273,7 @@ class LexicalJudge:
             InvalidInputError: ``pairs`` is not a sequence of (str, str).
         """
         out = []
-        for premise, hypothesis in _check_pairs(pairs, "LexicalJudge.judge"):
+        for premise, hypothesis in check_pairs(pairs, owner="LexicalJudge.judge"):
             f = self.features(premise, hypothesis)
             p = (
                 self.base

@@ -8,7 +8,7 @@ from typing import Any
 from memlab.errors import InvalidInputError, UnknownComponentError
 from memlab.protocols import Judge
 
-__all__ = ["available_judges", "load_judge", "register_judge"]
+__all__ = ["available_judges", "load_judge", "register_judge", "resolve_judge"]
 
 _FACTORIES: dict[str, Callable[..., Judge]] = {}
 
@@ -147,3 +147,33 @@ def load_judge(name: str = "default", **kwargs: Any) -> Judge:
     if factory is None:
         raise UnknownComponentError("judge", name, available_judges())
     return factory(**kwargs)
+
+
+def resolve_judge(
+    judge: Judge | str | None = None, *, settings: Any = None, **kwargs: Any
+) -> tuple[Judge | None, str]:
+    """The judge to use and its name: an instance as given, a name built with :func:`load_judge`, ``None`` for the
+    product default (``settings.judge``; ``Settings().judge`` when no settings are given), ``"none"`` for no judge.
+
+    One place for "a judge given as a name or an instance" (the checker, the app, the eval tasks, the benches).
+
+    Returns:
+        ``(judge, name)``; ``(None, "none")`` for ``"none"``.
+
+    Example:
+        >>> from memlab.testing import ScriptedJudge
+        >>> j = ScriptedJudge(name="s")
+        >>> resolve_judge(j) == (j, "s")
+        True
+        >>> resolve_judge("none")
+        (None, 'none')
+    """
+    if judge is None:
+        from memlab.config import Settings
+
+        judge = (settings or Settings()).judge
+    if isinstance(judge, str):
+        if judge == "none":
+            return None, "none"
+        return load_judge(judge, **kwargs), judge
+    return judge, str(getattr(judge, "name", None) or type(judge).__name__)

@@ -31,7 +31,7 @@ def test_judge_contract(judge: Judge) -> None:
     assert isinstance(judge.get_params(), dict)  # type: ignore[attr-defined]
     with pytest.raises(InvalidInputError, match="pairs"):
         judge.judge("not pairs")  # type: ignore[arg-type]
-    with pytest.raises(InvalidInputError, match="position 0"):
+    with pytest.raises(InvalidInputError):
         judge.judge([("only one",)])  # type: ignore[list-item]
 
 

@@ -171,19 +171,16 @@ def run_integrity_bench(
     notes: list[str] = []
     judge_obj: Any = None
     judge_name = "none"
-    if judge not in (None, "none"):
-        if isinstance(judge, str):
-            try:
-                from memlab.judges import load_judge
+    if judge is not None:
+        from memlab.judges import resolve_judge
 
-                judge_obj = load_judge(judge)
+        try:
+            judge_obj, judge_name = resolve_judge(judge)
+            if judge_obj is not None:
                 judge_obj.judge([("warm-up", "warm-up")])
-                judge_name = judge
-            except (MemlabError, ImportError) as exc:
-                notes.append(f"judge stage n/a: load_judge({judge!r}) failed: {type(exc).__name__}: {exc}")
-                judge_name = f"{judge} (n/a)"
-        else:
-            judge_obj, judge_name = judge, getattr(judge, "name", type(judge).__name__)
+        except (MemlabError, ImportError) as exc:
+            notes.append(f"judge stage n/a: load_judge({judge!r}) failed: {type(exc).__name__}: {exc}")
+            judge_obj, judge_name = None, f"{judge} (n/a)"
     levels = ("entities", "patterns", "judge") if judge_obj is not None else ("entities", "patterns")
     res = IntegrityBenchResult(n=n, n_queries=n_queries, store_n=store_n, embedder=getattr(emb, "name", "?"),
                                judge=judge_name)
