@@ -141,7 +141,9 @@ def run_serve_bench(
         try:
             keys = ApiKeys(lab.store.db)
             user_keys = [keys.add(f"bench{u}") for u in range((clients + 1) // 2)]
-            lab.store.embedder.embed(["warm-up"])  # model load is not a request
+            lab.store.embedder.embed(["warm-up"])  # model loads are not requests
+            if lab.checker is not None:
+                lab.checker.judge.judge([("warm-up", "warm-up")])
             with ThreadedServer(create_app(lab)) as server:
                 http = [httpx.Client(base_url=server.url, timeout=300,
                                      headers={"Authorization": f"Bearer {user_keys[c // 2]}"}) for c in range(clients)]
