@@ -1,4 +1,4 @@
-"""Evaluation harness: metrics, run directories, tasks and the suite (``memlab eval ...``).
+"""Evaluation harness: metrics, run directories, the task layer (:class:`EvalTask`, :func:`run_task`) and the suite.
 
 Example:
     >>> from memlab.eval import load_run, compare_runs, write_run, make_spec
@@ -8,7 +8,7 @@ Example:
 
 from __future__ import annotations
 
-from memlab.eval.contradiction import evaluate_contradiction, score_contradiction
+from memlab.eval.contradiction import ContradictionTask, evaluate_contradiction, score_contradiction
 from memlab.eval.metrics import (
     ClassMetrics,
     accuracy,
@@ -35,13 +35,17 @@ from memlab.eval.runs import (
     markdown_table,
     write_run,
 )
+from memlab.eval.task import EvalTask, Scored, run_task, seeded_sample
 
 __all__ = [
     "ClassMetrics",
+    "ContradictionTask",
     "EvalRun",
+    "EvalTask",
     "Example",
     "MetricValue",
     "RunSpec",
+    "Scored",
     "accuracy",
     "average_precision",
     "bootstrap_ci",
@@ -59,6 +63,8 @@ __all__ = [
     "per_class",
     "pr_curve",
     "reliability_curve",
+    "run_task",
     "score_contradiction",
+    "seeded_sample",
     "write_run",
 ]

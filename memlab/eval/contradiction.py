@@ -29,11 +29,13 @@ import numpy as np
 from memlab.datasets import DATASETS, Pair, get_dataset, load_pairs, sample_pairs
 from memlab.errors import InvalidInputError, UndefinedMetricWarning
 from memlab.eval import metrics as M
-from memlab.eval.runs import EvalRun, Example, make_spec, write_run
+from memlab.eval.runs import EvalRun, Example
+from memlab.eval.task import EvalTask, Scored, run_task
 from memlab.protocols import Judge
 from memlab.records import Label
 
 __all__ = [
+    "ContradictionTask",
     "JudgeOutcome",
     "LABELS_BY_SPACE",
     "evaluate_contradiction",
@@ -344,6 +346,137 @@ def _reference_split(splits: Mapping[str, Any], split: str) -> str:
     return split
 
 
+class ContradictionTask(EvalTask):
+    """Score a pairwise judge on a labelled pair set (the rules are in the module docstring).
+
+    Args:
+        dataset: a pairwise dataset (``snli``, ``gu_dnli``, ``decode`` ...).
+        split: split name (default: the dataset's default split).
+        judge: a judge name for :func:`memlab.judges.load_judge` or a :class:`~memlab.protocols.Judge`.
+        data_dir: another copy of the dataset's files (default: the repository copy).
+        batch_size: pairs per judge call.
+        n_resamples: bootstrap resamples for the CIs.
+        judge_kwargs: passed to ``load_judge`` when ``judge`` is a name.
+
+    Raises:
+        UnknownComponentError: unknown dataset or judge.
+        InvalidInputError: not a pairwise dataset, or the judge ``none``.
+    """
+
+    name = "contradiction"
+    primary_metric = "contradiction.f1"
+
+    def __init__(
+        self,
+        dataset: str,
+        split: str | None = None,
+        *,
+        judge: str | Judge = "default",
+        data_dir: str | Path | None = None,
+        batch_size: int = 64,
+        n_resamples: int = 1000,
+        judge_kwargs: Mapping[str, Any] | None = None,
+    ) -> None:
+        from memlab.judges import resolve_judge
+
+        self.info = info = get_dataset(dataset)
+        if not info.is_pairwise or info.label_space not in LABELS_BY_SPACE:
+            raise InvalidInputError(
+                f"The 'dataset' parameter of evaluate_contradiction must be a labelled pair set "
+                f"({sorted(n for n, d in DATASETS.items() if d.is_pairwise)}). Got {dataset!r} instead."
+            )
+        self.dataset, self.split, self.data_dir = dataset, split or info.default_split, data_dir
+        self.batch_size, self.n_resamples = batch_size, n_resamples
+        judge_obj, self.judge_name = resolve_judge(judge, **dict(judge_kwargs or {}))
+        if judge_obj is None:
+            raise InvalidInputError(
+                "evaluate_contradiction scores a judge: 'none' is not one (pick e.g. 'majority')."
+            )
+        self.judge: Judge = judge_obj
+        self.notes: list[str] = []
+        fit = getattr(judge_obj, "fit", None)
+        if callable(fit) and not getattr(judge_obj, "fitted", True):
+            ref = _reference_split(info.splits, self.split)
+            fit([p.label for p in load_pairs(dataset, ref, data_dir=data_dir)], source=f"{dataset}/{ref}")
+            if ref == self.split:
+                self.notes.append(
+                    f"{self.judge_name} was fitted on the evaluated split {self.split!r} (the set has no other split)"
+                )
+
+    def samples(self, limit: int | None, seed: int) -> list[Pair]:
+        return sample_pairs(load_pairs(self.dataset, self.split, data_dir=self.data_dir), limit, seed=seed)
+
+    def solve(self, samples: Sequence[Pair], *, progress: bool) -> tuple[list[JudgeOutcome], float]:
+        from tqdm.auto import tqdm
+
+        with tqdm(total=len(samples), desc=f"judge {self.dataset}/{self.split}", disable=not progress) as bar:
+            return judge_pairs(
+                self.judge,
+                [(p.premise, p.hypothesis) for p in samples],
+                batch_size=self.batch_size,
+                progress=bar.update,
+            )
+
+    def score(self, samples: Sequence[Pair], solved: Any, *, seed: int, seconds: float) -> Scored:
+        outcomes, judge_seconds = solved
+        info = self.info
+        if info.group_aggregation == "max":
+            examples = _aggregate_groups(samples, outcomes, self.judge_name)
+        else:
+            examples = [
+                Example(
+                    id=p.id,
+                    gold=p.label.value,
+                    pred=o.label.value,
+                    score=o.probability,
+                    decided_by="judge",
+                    latency_ms=o.latency_ms,
+                    error=o.error,
+                )
+                for p, o in zip(samples, outcomes, strict=True)
+            ]
+        per_category: dict[str, Any] = {}
+        if info.category_key and info.group_aggregation is None:
+            cats = [p.meta.get(info.category_key) for p in samples]
+            per_category = {info.category_key: per_category_stats(examples, cats, info.label_space)}
+        metrics, confusion, notes = score_contradiction(
+            [e.gold or "" for e in examples],
+            [e.pred or "abstain" for e in examples],
+            [e.score for e in examples],
+            label_space=info.label_space,
+            seed=seed,
+            n_resamples=self.n_resamples,
+            seconds=judge_seconds,
+            n_pairs=len(samples),
+        )
+        return Scored(
+            metrics=metrics,
+            examples=examples,
+            notes=self.notes + notes,
+            confusion=confusion,
+            per_level=per_level_stats(examples),
+            per_category=per_category,
+        )
+
+    def spec(self) -> dict[str, Any]:
+        get_params = getattr(self.judge, "get_params", None)
+        params = {
+            "judge": get_params() if callable(get_params) else {},
+            "batch_size": self.batch_size,
+            "n_resamples": self.n_resamples,
+            "aggregation": self.info.group_aggregation,
+        }
+        return {
+            "dataset": self.dataset,
+            "split": self.split,
+            "data_dir": self.data_dir,
+            "judge": self.judge_name,
+            "params": params,
+            "label_space": self.info.label_space,
+            "language": self.info.language,
+        }
+
+
 def evaluate_contradiction(
     dataset: str,
     split: str | None = None,
@@ -360,20 +493,14 @@ def evaluate_contradiction(
     command: str | None = None,
     progress: bool = False,
 ) -> EvalRun:
-    """Score a judge on a pairwise dataset and write the run directory.
+    """Score a judge on a pairwise dataset and write the run directory (:class:`ContradictionTask` + :func:`run_task`).
 
     Args:
-        dataset: a pairwise dataset (``snli``, ``gu_dnli``, ``decode`` ...).
-        split: split name (default: the dataset's default split).
-        judge: a judge name for :func:`memlab.judges.load_judge` or a :class:`~memlab.protocols.Judge`.
-        data_dir: another copy of the dataset's files (default: the repository copy).
+        dataset, split, judge, data_dir, batch_size, n_resamples, judge_kwargs: see :class:`ContradictionTask`.
         limit: score a seeded sample of this many units (pairs, or dialogues for grouped sets).
         seed: seed of the sample and of the bootstrap.
         out_dir: run directory (default ``runs/<ts>_contradiction_<id>``).
-        batch_size: pairs per judge call.
         max_error_rate: the run is ``failed`` when more units than this share abstain.
-        n_resamples: bootstrap resamples for the CIs.
-        judge_kwargs: passed to ``load_judge`` when ``judge`` is a name.
         command: the command line, recorded in the spec.
         progress: show a tqdm progress bar (on stderr) while judging.
 
@@ -393,105 +520,21 @@ def evaluate_contradiction(
         >>> run.spec.n, sorted(run.metrics["contradiction"])[:3]
         (20, ['ci95', 'f1', 'fn'])
     """
-    from memlab.eval.runs import default_run_dir
-
-    info = get_dataset(dataset)
-    if not info.is_pairwise or info.label_space not in LABELS_BY_SPACE:
-        raise InvalidInputError(
-            f"The 'dataset' parameter of evaluate_contradiction must be a labelled pair set "
-            f"({sorted(n for n, d in DATASETS.items() if d.is_pairwise)}). Got {dataset!r} instead."
-        )
-    if not isinstance(max_error_rate, int | float) or not 0 <= max_error_rate <= 1:
-        raise InvalidInputError(
-            f"The 'max_error_rate' parameter of evaluate_contradiction must be a float in [0, 1]. Got {max_error_rate!r} instead."
-        )
-    split = split or info.default_split
-    pairs = sample_pairs(load_pairs(dataset, split, data_dir=data_dir), limit, seed=seed)
-    from memlab.judges import resolve_judge
-
-    judge_obj, judge_name = resolve_judge(judge, **dict(judge_kwargs or {}))
-    if judge_obj is None:
-        raise InvalidInputError("evaluate_contradiction scores a judge: 'none' is not one (pick e.g. 'majority').")
-    notes_pre: list[str] = []
-    fit = getattr(judge_obj, "fit", None)
-    if callable(fit) and not getattr(judge_obj, "fitted", True):
-        ref = _reference_split(info.splits, split)
-        fit([p.label for p in load_pairs(dataset, ref, data_dir=data_dir)], source=f"{dataset}/{ref}")
-        if ref == split:
-            notes_pre.append(
-                f"{judge_name} was fitted on the evaluated split {split!r} (the set has no other split)"
-            )
-    get_params = getattr(judge_obj, "get_params", None)
-    params: dict[str, Any] = {
-        "judge": get_params() if callable(get_params) else {},
-        "batch_size": batch_size,
-        "max_error_rate": max_error_rate,
-        "n_resamples": n_resamples,
-        "aggregation": info.group_aggregation,
-    }
-    outcomes, seconds = judge_pairs(
-        judge_obj, [(p.premise, p.hypothesis) for p in pairs], batch_size=batch_size
-    )
-    if info.group_aggregation == "max":
-        examples = _aggregate_groups(pairs, outcomes, judge_name)
-    else:
-        examples = [
-            Example(
-                id=p.id,
-                gold=p.label.value,
-                pred=o.label.value,
-                score=o.probability,
-                decided_by="judge",
-                latency_ms=o.latency_ms,
-                error=o.error,
-            )
-            for p, o in zip(pairs, outcomes, strict=True)
-        ]
-    per_category: dict[str, Any] = {}
-    if info.category_key and info.group_aggregation is None:
-        per_category = {
-            info.category_key: per_category_stats(
-                examples, [p.meta.get(info.category_key) for p in pairs], info.label_space
-            )
-        }
-    metrics, confusion, notes = score_contradiction(
-        [e.gold or "" for e in examples],
-        [e.pred or "abstain" for e in examples],
-        [e.score for e in examples],
-        label_space=info.label_space,
-        seed=seed,
-        n_resamples=n_resamples,
-        seconds=seconds,
-        n_pairs=len(pairs),
-    )
-    notes = notes_pre + notes
-    error_rate = 1.0 - metrics["coverage"] if examples else 0.0
-    metrics["error_rate"] = error_rate
-    status = "failed" if error_rate > max_error_rate else "ok"
-    if status == "failed":
-        notes.append(f"error rate {error_rate:.3f} exceeds max_error_rate {max_error_rate}")
-    spec = make_spec(
-        "contradiction",
-        dataset=dataset,
-        split=split,
+    task = ContradictionTask(
+        dataset,
+        split,
+        judge=judge,
         data_dir=data_dir,
-        n=len(examples),
-        judge=judge_name,
-        params=params,
-        seed=seed,
-        limit=limit,
-        command=command,
-        label_space=info.label_space,
-        language=info.language,
+        batch_size=batch_size,
+        n_resamples=n_resamples,
+        judge_kwargs=judge_kwargs,
     )
-    return write_run(
-        out_dir if out_dir is not None else default_run_dir("contradiction"),
-        spec=spec,
-        metrics=metrics,
-        examples=examples,
-        confusion=confusion,
-        per_level=per_level_stats(examples),
-        per_category=per_category,
-        notes=notes,
-        status=status,
+    return run_task(
+        task,
+        limit=limit,
+        seed=seed,
+        out_dir=out_dir,
+        max_error_rate=max_error_rate,
+        command=command,
+        progress=progress,
     )

@@ -46,9 +46,18 @@ import numpy as np
 
 from memlab._validation import strip_control
 from memlab.errors import InvalidInputError
+from memlab.eval.runs import EvalRun, Example
+from memlab.eval.task import EvalTask, Scored, run_task
 from memlab.extraction import ExtractionResult, Extractor, Fact, RuleExtractor, split_sentences
 
-__all__ = ["SentenceBaseline", "evaluate_extraction", "match_units", "run_extraction_task", "to_third_person"]
+__all__ = [
+    "ExtractionTask",
+    "SentenceBaseline",
+    "evaluate_extraction",
+    "match_units",
+    "run_extraction_task",
+    "to_third_person",
+]
 
 log = logging.getLogger(__name__)
 
@@ -194,6 +203,246 @@ def _rouge(pairs: list[tuple[str, str]]) -> list[float] | None:
     return [float(text_metrics.rouge_l(g, p)) for g, p in pairs]
 
 
+class ExtractionTask(EvalTask):
+    """Score an extractor on LoCoMo observations (see the module docstring for every rule).
+
+    Args:
+        extractor: an :class:`~memlab.extraction.Extractor`, or ``"rules"``.
+        split: ``dev`` (2 conversations), ``test`` (6) or ``all``.
+        data_dir: LoCoMo directory (default: the repo's ``datasets/locomo``).
+        threshold: cosine for a semantic match (primary figures).
+        embedder: embedder used for matching.
+        baseline: also score the every-sentence baseline.
+        rouge: also compute ROUGE-L (ragas).
+
+    Raises:
+        InvalidInputError: bad split, threshold or extractor.
+    """
+
+    name = "extraction"
+    primary_metric = "extractor.f1"
+
+    def __init__(
+        self,
+        extractor: Extractor | str = "rules",
+        *,
+        split: str = "test",
+        data_dir: str | Path | None = None,
+        threshold: float = 0.6,
+        embedder: str = "minilm",
+        baseline: bool = True,
+        rouge: bool = True,
+    ) -> None:
+        if split not in SPLITS:
+            raise InvalidInputError(
+                f"The 'split' parameter of evaluate_extraction must be one of {list(SPLITS)}. Got {split!r} instead."
+            )
+        if not isinstance(threshold, int | float) or not -1.0 <= float(threshold) <= 1.0:
+            raise InvalidInputError(
+                f"The 'threshold' parameter of evaluate_extraction must be a float in [-1, 1]. Got {threshold!r} instead."
+            )
+        ex = RuleExtractor() if extractor == "rules" else extractor
+        if isinstance(ex, str):
+            raise InvalidInputError(
+                f"The 'extractor' parameter of evaluate_extraction must be 'rules' or an Extractor. Got {ex!r} instead."
+            )
+        self.extractor: Extractor = ex
+        self.split, self.data_dir, self.threshold = split, data_dir, float(threshold)
+        self.embedder, self.baseline, self.rouge = embedder, baseline, rouge
+        self._units: list[_Unit] = []
+
+    def samples(self, limit: int | None, seed: int) -> list[_Unit]:
+        from memlab.datasets import load_locomo
+
+        convs = load_locomo(data_dir=self.data_dir)
+        convs = convs[:2] if self.split == "dev" else convs[2:] if self.split == "test" else convs
+        units = _units(convs)
+        if limit is not None:
+            sessions = sorted({u.uid.rsplit("/", 1)[0] for u in units})
+            rng = np.random.default_rng(seed)
+            keep = set(rng.choice(sessions, size=min(limit, len(sessions)), replace=False).tolist())
+            units = [u for u in units if u.uid.rsplit("/", 1)[0] in keep]
+        self._units = units
+        return units
+
+    def solve(
+        self, samples: Sequence[_Unit], *, progress: bool
+    ) -> dict[str, tuple[list[list[Fact]], list[str | None], float]]:
+        """Per system: the facts of each unit, its error (or ``None``) and the seconds spent extracting."""
+        from tqdm.auto import tqdm
+
+        systems: list[tuple[str, Extractor]] = [("extractor", self.extractor)]
+        if self.baseline:
+            systems.append(("baseline", SentenceBaseline()))
+        out = {}
+        for sys_name, system in systems:
+            t0 = time.perf_counter()
+            preds: list[list[Fact]] = []
+            errors: list[str | None] = []
+            for u in tqdm(samples, desc=f"extract ({sys_name})", disable=not progress):
+                facts: list[Fact] = []
+                err = None
+                for turn in u.turns:
+                    try:
+                        facts += list(system.extract(turn).facts)
+                    except Exception as exc:  # noqa: BLE001 - a failed unit is recorded, never dropped
+                        err = f"{type(exc).__name__}: {exc}"
+                preds.append(facts)
+                errors.append(err)
+            out[sys_name] = (preds, errors, time.perf_counter() - t0)
+        return out
+
+    def score(self, samples: Sequence[_Unit], solved: Any, *, seed: int, seconds: float) -> Scored:
+        from memlab.embedding import load_embedder
+
+        emb = load_embedder(self.embedder)
+        units = list(samples)
+        gold_vecs = (
+            emb.embed([g for u in units for g in u.gold]) if units else np.zeros((0, emb.dim), np.float32)
+        )
+        gold_off = np.cumsum([0] + [len(u.gold) for u in units])
+        metrics: dict[str, Any] = {}
+        examples: list[Example] = []
+        for sys_name, (preds, errors, extract_s) in solved.items():
+            texts = [
+                [to_third_person(f.content, u.speaker) for f in fs]
+                for u, fs in zip(units, preds, strict=True)
+            ]
+            flat = [t for ts in texts for t in ts]
+            pvecs = emb.embed(flat) if flat else np.zeros((0, emb.dim), np.float32)
+            p_off = np.cumsum([0] + [len(ts) for ts in texts])
+            sims = [
+                pvecs[p_off[i] : p_off[i + 1]] @ gold_vecs[gold_off[i] : gold_off[i + 1]].T
+                for i in range(len(units))
+            ]
+            entry, pairs_primary = self._system_figures(units, preds, errors, texts, sims, extract_s)
+            metrics[sys_name] = entry
+            if sys_name == "extractor":
+                examples = _extraction_examples(
+                    units, preds, errors, texts, pairs_primary, self.extractor.name
+                )
+        notes = [
+            "Gold = LoCoMo session observations (model-generated silver labels).",
+            f"Match: Hungarian one-to-one on MiniLM cosine, TP when cosine >= {self.threshold}; predictions rendered "
+            "third-person with the speaker's name.",
+            f"Split {self.split!r}: dev = first 2 conversations, test = the other 6.",
+            f"Total time {seconds:.1f} s.",
+        ]
+        if self.rouge and metrics["extractor"].get("rouge_l") is None:
+            notes.append("ROUGE-L not computed: memlab.eval.text_metrics is not available.")
+        return Scored(metrics=metrics, examples=examples, notes=notes, n=len(units))
+
+    def _system_figures(
+        self,
+        units: list[_Unit],
+        preds: list[list[Fact]],
+        errors: list[str | None],
+        texts: list[list[str]],
+        sims: list[np.ndarray],
+        extract_s: float,
+    ) -> tuple[dict[str, Any], list[list[tuple[int, int, float]]]]:
+        """P/R/F1 at every threshold, slot value accuracy, speed, coverage and ROUGE-L of one system."""
+        by_thr: dict[str, Any] = {}
+        pairs_primary: list[list[tuple[int, int, float]]] = []
+        for thr in sorted({*THRESHOLDS, self.threshold}):
+            tp, fp, fn, pairs = match_units(sims, thr)
+            by_thr[f"{thr:.2f}"] = _prf(tp, fp, fn)
+            if abs(thr - self.threshold) < 1e-9:
+                pairs_primary = pairs
+        # slot value accuracy over keyed predictions matched to a gold observation
+        n_slot = ok_slot = 0
+        for i, (u, fs) in enumerate(zip(units, preds, strict=True)):
+            for r, c, _s in pairs_primary[i]:
+                if fs[r].key and fs[r].value:
+                    n_slot += 1
+                    ok_slot += _value_in(fs[r].value, u.gold[c])
+        entry: dict[str, Any] = {
+            **by_thr[f"{self.threshold:.2f}"],
+            "by_threshold": by_thr,
+            "n_pred": int(sum(len(fs) for fs in preds)),
+            "n_keyed": int(sum(1 for fs in preds for f in fs if f.key)),
+            "slot_value_accuracy": (ok_slot / n_slot) if n_slot else None,
+            "slot_value_n": n_slot,
+            "extract_seconds": extract_s,
+            "turns_per_second": (sum(len(u.turns) for u in units) / extract_s) if extract_s > 0 else None,
+            "coverage": 1.0 - (sum(e is not None for e in errors) / len(units) if units else 0.0),
+        }
+        if self.rouge:
+            entry["rouge_l"] = _rouge_view(units, texts)
+        return entry, pairs_primary
+
+    def spec(self) -> dict[str, Any]:
+        ex = self.extractor
+        params = {
+            "threshold": self.threshold,
+            "thresholds": list(THRESHOLDS),
+            "match": "hungarian one-to-one cosine",
+            "embedder": self.embedder,
+            "extractor": ex.get_params() if hasattr(ex, "get_params") else str(ex),
+            "render": "to_third_person(speaker name)",
+            "baseline": "every-sentence" if self.baseline else None,
+            "subset": self.split,
+            "conversations": sorted({u.uid.split("/")[0] for u in self._units}),
+        }
+        # the registry knows LoCoMo's file as split "test"; memlab's dev/test subsets are recorded in params["subset"]
+        return {
+            "dataset": "locomo",
+            "split": "test",
+            "data_dir": self.data_dir,
+            "judge": getattr(ex, "name", "extractor"),
+            "params": params,
+        }
+
+
+def _rouge_view(units: list[_Unit], texts: list[list[str]]) -> dict[str, float] | None:
+    """Best ROUGE-L per gold observation (recall) and per prediction (precision), averaged."""
+    pairs_r = [(g, p) for u, ts in zip(units, texts, strict=True) for g in u.gold for p in ts]
+    scores = _rouge(pairs_r) if pairs_r else []
+    if scores is None:
+        return None
+    k = 0
+    rec: list[float] = []
+    prec: list[float] = []
+    for u, ts in zip(units, texts, strict=True):
+        m = np.asarray(scores[k : k + len(u.gold) * len(ts)], dtype=float).reshape(len(u.gold), len(ts))
+        k += len(u.gold) * len(ts)
+        rec += m.max(axis=1).tolist() if len(ts) else [0.0] * len(u.gold)
+        prec += m.max(axis=0).tolist() if len(u.gold) else [0.0] * len(ts)
+    return {"recall": float(np.mean(rec)) if rec else 0.0, "precision": float(np.mean(prec)) if prec else 0.0}
+
+
+def _extraction_examples(
+    units: list[_Unit],
+    preds: list[list[Fact]],
+    errors: list[str | None],
+    texts: list[list[str]],
+    pairs_primary: list[list[tuple[int, int, float]]],
+    extractor_name: str,
+) -> list[Example]:
+    out = []
+    for i, (u, fs) in enumerate(zip(units, preds, strict=True)):
+        tp_i = len(pairs_primary[i])
+        out.append(
+            Example(
+                id=u.uid,
+                gold="\n".join(u.gold),
+                pred="\n".join(texts[i]),
+                score=(tp_i / len(fs)) if fs else None,
+                decided_by=extractor_name,
+                latency_ms=None,
+                error=errors[i],
+                meta={
+                    "tp": tp_i,
+                    "n_pred": len(fs),
+                    "n_gold": len(u.gold),
+                    "matches": [[texts[i][r], u.gold[c], round(s, 3)] for r, c, s in pairs_primary[i]],
+                    "keys": [f.key for f in fs],
+                },
+            )
+        )
+    return out
+
+
 def evaluate_extraction(
     extractor: Extractor | str = "rules",
     *,
@@ -206,20 +455,20 @@ def evaluate_extraction(
     baseline: bool = True,
     rouge: bool = True,
     out_dir: str | Path | None = None,
-) -> Any:
-    """Score an extractor on LoCoMo observations (see the module docstring for every rule).
+    max_error_rate: float = 0.05,
+    progress: bool = False,
+    command: str | None = None,
+) -> EvalRun:
+    """Score an extractor on LoCoMo observations (:class:`ExtractionTask` + :func:`run_task`).
 
     Args:
-        extractor: an :class:`~memlab.extraction.Extractor`, or ``"rules"``.
-        split: ``dev`` (2 conversations), ``test`` (6) or ``all``.
-        data_dir: LoCoMo directory (default: the repo's ``datasets/locomo``).
+        extractor, split, data_dir, threshold, embedder, baseline, rouge: see :class:`ExtractionTask`.
         limit: at most this many sessions, sampled with ``seed`` (``None``: all).
         seed: sampling seed.
-        threshold: cosine for a semantic match (primary figures).
-        embedder: embedder used for matching.
-        baseline: also score the every-sentence baseline.
-        rouge: also compute ROUGE-L (ragas).
         out_dir: where to write the run directory (``None``: a fresh dir under ``runs/``).
+        max_error_rate: the run is ``failed`` when more units than this share fail to extract.
+        progress: show tqdm bars while extracting.
+        command: the command line, recorded in the spec.
 
     Returns:
         The written :class:`~memlab.eval.runs.EvalRun`.
@@ -227,184 +476,23 @@ def evaluate_extraction(
     Raises:
         InvalidInputError: bad split, limit or threshold.
     """
-    from memlab.datasets import load_locomo
-    from memlab.embedding import load_embedder
-    from memlab.eval.runs import Example, default_run_dir, make_spec, write_run
-
-    if split not in SPLITS:
-        raise InvalidInputError(
-            f"The 'split' parameter of evaluate_extraction must be one of {list(SPLITS)}. Got {split!r} instead."
-        )
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise InvalidInputError(
-            f"The 'limit' parameter of evaluate_extraction must be an int in [1, inf) or None. Got {limit!r} instead."
-        )
-    if not isinstance(threshold, int | float) or not -1.0 <= float(threshold) <= 1.0:
-        raise InvalidInputError(
-            f"The 'threshold' parameter of evaluate_extraction must be a float in [-1, 1]. Got {threshold!r} instead."
-        )
-    ex: Extractor = RuleExtractor() if extractor == "rules" else extractor  # type: ignore[assignment]
-    if isinstance(ex, str):
-        raise InvalidInputError(
-            f"The 'extractor' parameter of evaluate_extraction must be 'rules' or an Extractor. Got {ex!r} instead."
-        )
-    convs = load_locomo(data_dir=data_dir)
-    if split == "dev":
-        convs = convs[:2]
-    elif split == "test":
-        convs = convs[2:]
-    units = _units(convs)
-    if limit is not None:
-        sessions = sorted({u.uid.rsplit("/", 1)[0] for u in units})
-        rng = np.random.default_rng(seed)
-        keep = set(rng.choice(sessions, size=min(limit, len(sessions)), replace=False).tolist())
-        units = [u for u in units if u.uid.rsplit("/", 1)[0] in keep]
-    emb = load_embedder(embedder)
-    systems: list[tuple[str, Extractor]] = [("extractor", ex)]
-    if baseline:
-        systems.append(("baseline", SentenceBaseline()))
-    gold_vecs = emb.embed([g for u in units for g in u.gold]) if units else np.zeros((0, emb.dim), np.float32)
-    gold_off = np.cumsum([0] + [len(u.gold) for u in units])
-    metrics: dict[str, Any] = {}
-    examples: list[Example] = []
-    t_all = time.perf_counter()
-    for sys_name, system in systems:
-        t0 = time.perf_counter()
-        preds: list[list[Fact]] = []
-        errors: list[str | None] = []
-        for u in units:
-            facts: list[Fact] = []
-            err = None
-            for turn in u.turns:
-                try:
-                    facts += list(system.extract(turn).facts)
-                except Exception as exc:  # a failed unit is recorded, never dropped
-                    err = f"{type(exc).__name__}: {exc}"
-            preds.append(facts)
-            errors.append(err)
-        extract_s = time.perf_counter() - t0
-        texts = [
-            [to_third_person(f.content, u.speaker) for f in fs] for u, fs in zip(units, preds, strict=True)
-        ]
-        flat = [t for ts in texts for t in ts]
-        pvecs = emb.embed(flat) if flat else np.zeros((0, emb.dim), np.float32)
-        p_off = np.cumsum([0] + [len(ts) for ts in texts])
-        sims = [
-            pvecs[p_off[i] : p_off[i + 1]] @ gold_vecs[gold_off[i] : gold_off[i + 1]].T
-            for i in range(len(units))
-        ]
-        by_thr: dict[str, Any] = {}
-        pairs_primary: list[list[tuple[int, int, float]]] = []
-        for thr in sorted({*THRESHOLDS, float(threshold)}):
-            tp, fp, fn, pairs = match_units(sims, thr)
-            by_thr[f"{thr:.2f}"] = _prf(tp, fp, fn)
-            if abs(thr - float(threshold)) < 1e-9:
-                pairs_primary = pairs
-        prim = by_thr[f"{float(threshold):.2f}"]
-        # slot value accuracy over keyed predictions matched to a gold observation
-        n_slot = ok_slot = 0
-        for i, (u, fs) in enumerate(zip(units, preds, strict=True)):
-            for r, c, _s in pairs_primary[i]:
-                f = fs[r]
-                if f.key and f.value:
-                    n_slot += 1
-                    ok_slot += _value_in(f.value, u.gold[c])
-        entry: dict[str, Any] = {
-            **prim,
-            "by_threshold": by_thr,
-            "n_pred": int(sum(len(fs) for fs in preds)),
-            "n_keyed": int(sum(1 for fs in preds for f in fs if f.key)),
-            "slot_value_accuracy": (ok_slot / n_slot) if n_slot else None,
-            "slot_value_n": n_slot,
-            "extract_seconds": extract_s,
-            "turns_per_second": (sum(len(u.turns) for u in units) / extract_s) if extract_s > 0 else None,
-            "coverage": 1.0 - (sum(e is not None for e in errors) / len(units) if units else 0.0),
-        }
-        if rouge:
-            pairs_r = [(g, p) for u, ts in zip(units, texts, strict=True) for g in u.gold for p in ts]
-            scores = _rouge(pairs_r) if pairs_r else []
-            if scores is None:
-                entry["rouge_l"] = None
-            else:
-                k = 0
-                rec: list[float] = []
-                prec: list[float] = []
-                for u, ts in zip(units, texts, strict=True):
-                    m = np.asarray(scores[k : k + len(u.gold) * len(ts)], dtype=float).reshape(
-                        len(u.gold), len(ts)
-                    )
-                    k += len(u.gold) * len(ts)
-                    rec += m.max(axis=1).tolist() if len(ts) else [0.0] * len(u.gold)
-                    prec += m.max(axis=0).tolist() if len(u.gold) else [0.0] * len(ts)
-                entry["rouge_l"] = {
-                    "recall": float(np.mean(rec)) if rec else 0.0,
-                    "precision": float(np.mean(prec)) if prec else 0.0,
-                }
-        metrics[sys_name] = entry
-        if sys_name == "extractor":
-            for i, (u, fs) in enumerate(zip(units, preds, strict=True)):
-                tp_i = len(pairs_primary[i])
-                examples.append(
-                    Example(
-                        id=u.uid,
-                        gold="\n".join(u.gold),
-                        pred="\n".join(texts[i]),
-                        score=(tp_i / len(fs)) if fs else None,
-                        decided_by=ex.name,
-                        latency_ms=None,
-                        error=errors[i],
-                        meta={
-                            "tp": tp_i,
-                            "n_pred": len(fs),
-                            "n_gold": len(u.gold),
-                            "matches": [
-                                [texts[i][r], u.gold[c], round(s, 3)] for r, c, s in pairs_primary[i]
-                            ],
-                            "keys": [f.key for f in fs],
-                        },
-                    )
-                )
-    params = {
-        "threshold": float(threshold),
-        "thresholds": list(THRESHOLDS),
-        "match": "hungarian one-to-one cosine",
-        "embedder": embedder,
-        "extractor": ex.get_params() if hasattr(ex, "get_params") else str(ex),
-        "render": "to_third_person(speaker name)",
-        "baseline": "every-sentence" if baseline else None,
-        "subset": split,
-        "conversations": sorted({u.uid.split("/")[0] for u in units}),
-    }
-    # the registry knows LoCoMo's file as split "test"; memlab's dev/test subsets are recorded in params["subset"]
-    spec = make_spec(
-        "extraction",
-        dataset="locomo",
-        split="test",
+    task = ExtractionTask(
+        extractor,
+        split=split,
         data_dir=data_dir,
-        n=len(units),
-        judge=getattr(ex, "name", "extractor"),
-        params=params,
-        seed=seed,
-        limit=limit,
+        threshold=threshold,
+        embedder=embedder,
+        baseline=baseline,
+        rouge=rouge,
     )
-    notes = [
-        "Gold = LoCoMo session observations (model-generated silver labels).",
-        f"Match: Hungarian one-to-one on MiniLM cosine, TP when cosine >= {threshold}; predictions rendered "
-        "third-person with the speaker's name.",
-        f"Split {split!r}: dev = first 2 conversations, test = the other 6.",
-        f"Total time {time.perf_counter() - t_all:.1f} s.",
-    ]
-    if rouge and metrics["extractor"].get("rouge_l") is None:
-        notes.append("ROUGE-L not computed: memlab.eval.text_metrics is not available.")
-    out = Path(out_dir) if out_dir is not None else default_run_dir("extraction")
-    return write_run(
-        out,
-        spec=spec,
-        metrics=metrics,
-        examples=examples,
-        notes=notes,
-        status="ok",
-        primary_metric="extractor.f1",
+    return run_task(
+        task,
+        limit=limit,
+        seed=seed,
+        out_dir=out_dir,
+        max_error_rate=max_error_rate,
+        command=command,
+        progress=progress,
     )
 
 

@@ -1,4 +1,4 @@
-"""Memory-level evaluation of the integrity checker (issue 5, the product's real task).
+"""Memory-level evaluation of the integrity checker (the product's real task: a new memory against a user's store).
 
 For each dialogue / profile of a dataset: build a fresh store (``:memory:`` SQLite + FAISS, real embedder),
 add the earlier statements as memories of ONE user (embedded in one batch), add the final statement, run
@@ -34,9 +34,18 @@ from pathlib import Path
 from typing import Any
 
 from memlab.errors import InvalidInputError, MemlabError
+from memlab.eval.runs import EvalRun, Example
+from memlab.eval.task import EvalTask, Scored, run_task
 from memlab.records import Label
 
-__all__ = ["INTEGRITY_DATASETS", "IntegrityUnit", "build_units", "evaluate_integrity", "run_integrity_task"]
+__all__ = [
+    "INTEGRITY_DATASETS",
+    "IntegrityTask",
+    "IntegrityUnit",
+    "build_units",
+    "evaluate_integrity",
+    "run_integrity_task",
+]
 
 #: dataset -> (default split, splits)
 INTEGRITY_DATASETS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -210,6 +219,196 @@ def build_units(
     return units
 
 
+class IntegrityTask(EvalTask):
+    """The memory-level integrity evaluation (see the module docstring).
+
+    Args:
+        dataset: ``decode``, ``cdconv``, ``ci_tod`` or ``kvpi``.
+        split: split (default per dataset).
+        judge: a judge name, a :class:`~memlab.protocols.Judge`, or ``"none"``/``None`` for the levels alone.
+        levels: decision levels (default: all; without a judge, ``entities`` and ``patterns``).
+        embedder: embedder name or instance (one per run; each unit gets a fresh ``:memory:`` store). ``None``
+            (default) is the product's default, ``settings.embedder`` (``e5``), so the figures are those a user
+            gets; ``"fake"`` is accepted only with ``exhaustive=True``, where vectors do not influence the result.
+        data_dir: another copy of the dataset.
+        settings: a :class:`memlab.config.Settings` for the checker.
+        n_resamples: bootstrap resamples.
+        **overrides: :class:`memlab.integrity.IntegrityConfig` overrides.
+    """
+
+    name = "integrity"
+    primary_metric = "contradiction.f1"
+
+    def __init__(
+        self,
+        dataset: str,
+        split: str | None = None,
+        *,
+        judge: Any = "default",
+        levels: Sequence[str] | None = None,
+        embedder: Any = None,
+        data_dir: str | Path | None = None,
+        settings: Any = None,
+        n_resamples: int = 1000,
+        **overrides: Any,
+    ) -> None:
+        from memlab.embedding import resolve_embedder
+        from memlab.integrity import LEVELS
+        from memlab.judges import resolve_judge
+
+        self.dataset, self.split = dataset, split or INTEGRITY_DATASETS.get(dataset, ("test",))[0]
+        self.data_dir, self.settings, self.overrides, self.n_resamples = (
+            data_dir,
+            settings,
+            overrides,
+            n_resamples,
+        )
+        self.judge, self.judge_name = resolve_judge("none" if judge is None else judge)
+        self.levels = (
+            tuple(levels or LEVELS)
+            if self.judge is not None
+            else tuple(x for x in (levels or LEVELS) if x != "judge")
+        )
+        if embedder == "fake":
+            # Only meaningful where vectors cannot change the result (exhaustive mode: every memory is compared);
+            # it makes levels-only sweeps affordable on a loaded 2-core machine. Recorded in the spec.
+            if not (overrides.get("exhaustive") or getattr(settings, "integrity_check_exhaustive", False)):
+                raise InvalidInputError(
+                    "The 'embedder' parameter of evaluate_integrity may be 'fake' only with "
+                    "exhaustive=True (the vectors then do not influence the result). Got a "
+                    "non-exhaustive run instead."
+                )
+            from memlab.testing import FakeEmbedder
+
+            self.embedder: Any = FakeEmbedder(dim=32)
+        else:
+            self.embedder = resolve_embedder(embedder, settings=settings)
+        self.checker_params: dict[str, Any] = {}
+
+    def samples(self, limit: int | None, seed: int) -> list[IntegrityUnit]:
+        return build_units(self.dataset, self.split, data_dir=self.data_dir, limit=limit, seed=seed)
+
+    def _check_one(self, u: IntegrityUnit) -> tuple[Any, dict[str, str], float, str | None]:
+        """Fresh store, memories, the new item, one check: ``(result, id -> ref, latency ms, error)``."""
+        from memlab.integrity import SemanticIntegrityChecker
+        from memlab.store import MemoryStore
+
+        t0 = time.perf_counter()
+        try:
+            store = MemoryStore(":memory:", embedder=self.embedder)
+            try:
+                mem_items = store.add_many("eval-user", list(u.memories)) if u.memories else []
+                new = store.add("eval-user", **u.new)
+                checker = SemanticIntegrityChecker(
+                    store, self.judge, self.settings, levels=self.levels, **self.overrides
+                )
+                res = checker.check(new)
+                if not self.checker_params:
+                    self.checker_params = checker.get_params()
+            finally:
+                store.close()
+        except MemlabError as exc:
+            return None, {}, (time.perf_counter() - t0) * 1000, f"{type(exc).__name__}: {exc}"
+        refs = {m.id: r for m, r in zip(mem_items, u.memory_refs, strict=True)}
+        return res, refs, (time.perf_counter() - t0) * 1000, None
+
+    def solve(
+        self, samples: Sequence[IntegrityUnit], *, progress: bool
+    ) -> list[tuple[Any, dict[str, str], float, str | None]]:
+        from tqdm.auto import tqdm
+
+        return [
+            self._check_one(u)
+            for u in tqdm(samples, desc=f"integrity {self.dataset}/{self.split}", disable=not progress)
+        ]
+
+    def score(self, samples: Sequence[IntegrityUnit], solved: Any, *, seed: int, seconds: float) -> Scored:
+        from memlab.eval.contradiction import per_level_stats, score_contradiction
+
+        examples: list[Example] = []
+        stage_tot: dict[str, float] = {}
+        any_level: dict[str, dict[str, int]] = {}
+        n_cands = ev_hits = ev_n = 0
+        for u, (res, refs, lat, err) in zip(samples, solved, strict=True):
+            if res is None:
+                examples.append(
+                    Example(id=u.id, gold=u.gold.value, pred=Label.ABSTAIN.value, latency_ms=lat, error=err)
+                )
+                continue
+            for k, v in res.stage_ms.items():
+                stage_tot[k] = stage_tot.get(k, 0.0) + float(v)
+            n_cands += res.n_candidates
+            top = res.contradictions[0] if res.contradictions else None
+            ref = refs.get(top.other_id) if top is not None else None
+            if top is not None and u.gold is Label.CONTRADICTION and u.evidence:
+                ev_n += 1
+                ev_hits += int(ref in u.evidence)
+            for lvl in {c.decided_by for c in res.contradictions}:
+                s = any_level.setdefault(lvl, {"units": 0, "tp": 0, "fp": 0})
+                s["units"] += 1
+                s["tp" if u.gold is Label.CONTRADICTION else "fp"] += 1
+            examples.append(_integrity_example(u, res, top, ref, lat))
+        ok = [e for e in examples if e.pred != Label.ABSTAIN.value]
+        metrics, confusion, notes = score_contradiction(
+            [e.gold or "" for e in examples],
+            [e.pred or "abstain" for e in examples],
+            [e.score for e in examples],
+            label_space="binary",
+            seed=seed,
+            n_resamples=self.n_resamples,
+            seconds=seconds,
+            n_pairs=len(examples),
+        )
+        metrics["evidence_accuracy"] = (ev_hits / ev_n) if ev_n else None
+        metrics["evidence_n"] = ev_n
+        metrics["units_per_second"] = len(examples) / seconds if seconds else None
+        metrics["mean_candidates"] = n_cands / len(ok) if ok else None
+        metrics["stage_ms_mean"] = {k: v / len(ok) for k, v in stage_tot.items()} if ok else {}
+        if not ev_n:
+            notes.append("evidence_accuracy: no unit of this split has gold evidence turns.")
+        if self.judge is None:
+            notes.append("levels only (no judge): entities + patterns.")
+        per_level = {"top": per_level_stats(examples), "any": any_level}
+        return Scored(
+            metrics=metrics, examples=examples, notes=notes, confusion=confusion, per_level=per_level
+        )
+
+    def spec(self) -> dict[str, Any]:
+        params = {
+            **self.checker_params,
+            "levels": list(self.levels),
+            "embedder": getattr(self.embedder, "name", "?"),
+        }
+        return {
+            "dataset": self.dataset,
+            "split": self.split,
+            "data_dir": self.data_dir,
+            "judge": self.judge_name,
+            "params": params,
+        }
+
+
+def _integrity_example(u: IntegrityUnit, res: Any, top: Any, ref: str | None, lat: float) -> Example:
+    pred = Label.CONTRADICTION if res.has_contradiction else Label.NOT_CONTRADICTION
+    return Example(
+        id=u.id,
+        gold=u.gold.value,
+        pred=pred.value,
+        score=res.confidence,
+        decided_by=top.decided_by if top is not None else "none",
+        latency_ms=lat,
+        meta={
+            "n_memories": len(u.memories),
+            "n_candidates": res.n_candidates,
+            "type": top.type.value if top else None,
+            "other_ref": ref,
+            "rule": (top.details.get("rule") or top.details.get("attribute")) if top else None,
+            "explanation": top.explanation if top else None,
+            **dict(u.meta),
+        },
+    )
+
+
 def evaluate_integrity(
     dataset: str,
     split: str | None = None,
@@ -227,177 +426,40 @@ def evaluate_integrity(
     progress: bool = True,
     command: str | None = None,
     **overrides: Any,
-) -> Any:
-    """Run the memory-level integrity evaluation and write the run directory.
+) -> EvalRun:
+    """Run the memory-level integrity evaluation and write the run directory (:class:`IntegrityTask` + :func:`run_task`).
 
     Args:
-        dataset: ``decode``, ``cdconv``, ``ci_tod`` or ``kvpi``.
-        split: split (default per dataset).
-        judge: a judge name, a :class:`~memlab.protocols.Judge`, or ``"none"``/``None`` for the levels alone.
-        levels: decision levels (default: all; without a judge, ``entities`` and ``patterns``).
-        embedder: embedder name or instance (one per run; each unit gets a fresh ``:memory:`` store). ``None``
-            (default) is the product's default, ``settings.embedder`` (``e5``), so the figures are those a user
-            gets; ``"fake"`` is accepted only with ``exhaustive=True``, where vectors do not influence the result.
-        data_dir: another copy of the dataset.
+        dataset, split, judge, levels, embedder, data_dir, settings, n_resamples, overrides: see :class:`IntegrityTask`.
         limit: seeded sample of units.
         seed: seed of the sample and of the bootstrap.
         out_dir: run directory (default ``runs/<ts>_integrity_<id>``).
-        settings: a :class:`memlab.config.Settings` for the checker.
         max_error_rate: the run is ``failed`` when more units than this share fail.
-        n_resamples: bootstrap resamples.
         progress: show a tqdm bar.
         command: the command line, recorded in the spec.
-        **overrides: :class:`memlab.integrity.IntegrityConfig` overrides.
 
     Returns:
         The written :class:`memlab.eval.runs.EvalRun`.
     """
-    from tqdm.auto import tqdm
-
-    from memlab.embedding import resolve_embedder
-    from memlab.eval.contradiction import per_level_stats, score_contradiction
-    from memlab.eval.runs import Example, default_run_dir, make_spec, write_run
-    from memlab.integrity import LEVELS, SemanticIntegrityChecker
-    from memlab.store import MemoryStore
-
-    split = split or INTEGRITY_DATASETS.get(dataset, ("test",))[0]
-    units = build_units(dataset, split, data_dir=data_dir, limit=limit, seed=seed)
-    if judge in (None, "none"):
-        judge_obj, judge_name = None, "none"
-        lv = tuple(x for x in (levels or LEVELS) if x != "judge")
-    else:
-        from memlab.judges import resolve_judge
-
-        judge_obj, judge_name = resolve_judge(judge)
-        lv = tuple(levels or LEVELS)
-    if embedder == "fake":
-        # Only meaningful where vectors cannot change the result (exhaustive mode: every memory is compared);
-        # it makes levels-only sweeps affordable on a loaded 2-core machine. Recorded in the spec.
-        if not (overrides.get("exhaustive") or getattr(settings, "integrity_check_exhaustive", False)):
-            raise InvalidInputError("The 'embedder' parameter of evaluate_integrity may be 'fake' only with "
-                                    "exhaustive=True (the vectors then do not influence the result). Got a "
-                                    "non-exhaustive run instead.")
-        from memlab.testing import FakeEmbedder
-
-        emb: Any = FakeEmbedder(dim=32)
-    else:
-        emb = resolve_embedder(embedder, settings=settings)
-    emb_name = getattr(emb, "name", str(embedder))
-    examples: list[Example] = []
-    stage_tot: dict[str, float] = {}
-    any_level: dict[str, dict[str, int]] = {}
-    n_cands = 0
-    ev_hits = ev_n = 0
-    t_start = time.perf_counter()
-    params: dict[str, Any] = {}
-    for u in tqdm(units, desc=f"integrity {dataset}/{split}", disable=not progress):
-        t0 = time.perf_counter()
-        try:
-            store = MemoryStore(":memory:", embedder=emb)
-            try:
-                mem_items = store.add_many("eval-user", list(u.memories)) if u.memories else []
-                new = store.add("eval-user", **u.new)
-                checker = SemanticIntegrityChecker(store, judge_obj, settings, levels=lv, **overrides)
-                res = checker.check(new)
-                if not params:
-                    params = checker.get_params()
-            finally:
-                store.close()
-        except MemlabError as exc:
-            examples.append(
-                Example(
-                    id=u.id,
-                    gold=u.gold.value,
-                    pred=Label.ABSTAIN.value,
-                    score=None,
-                    decided_by=None,
-                    latency_ms=(time.perf_counter() - t0) * 1000,
-                    error=f"{type(exc).__name__}: {exc}",
-                )
-            )
-            continue
-        lat = (time.perf_counter() - t0) * 1000
-        for k, v in res.stage_ms.items():
-            stage_tot[k] = stage_tot.get(k, 0.0) + float(v)
-        n_cands += res.n_candidates
-        pred = Label.CONTRADICTION if res.has_contradiction else Label.NOT_CONTRADICTION
-        top = res.contradictions[0] if res.contradictions else None
-        ref = None
-        if top is not None:
-            idx = {m.id: r for m, r in zip(mem_items, u.memory_refs, strict=True)}
-            ref = idx.get(top.other_id)
-        if top is not None and u.gold is Label.CONTRADICTION and u.evidence:
-            ev_n += 1
-            ev_hits += int(ref in u.evidence)
-        for lvl in {c.decided_by for c in res.contradictions}:
-            s = any_level.setdefault(lvl, {"units": 0, "tp": 0, "fp": 0})
-            s["units"] += 1
-            s["tp" if u.gold is Label.CONTRADICTION else "fp"] += 1
-        examples.append(
-            Example(
-                id=u.id,
-                gold=u.gold.value,
-                pred=pred.value,
-                score=res.confidence,
-                decided_by=top.decided_by if top is not None else "none",
-                latency_ms=lat,
-                meta={
-                    "n_memories": len(u.memories),
-                    "n_candidates": res.n_candidates,
-                    "type": top.type.value if top else None,
-                    "other_ref": ref,
-                    "rule": (top.details.get("rule") or top.details.get("attribute")) if top else None,
-                    "explanation": top.explanation if top else None,
-                    **dict(u.meta),
-                },
-            )
-        )
-    seconds = time.perf_counter() - t_start
-    ok = [e for e in examples if e.pred != Label.ABSTAIN.value]
-    metrics, confusion, notes = score_contradiction(
-        [e.gold or "" for e in examples],
-        [e.pred or "abstain" for e in examples],
-        [e.score for e in examples],
-        label_space="binary",
-        seed=seed,
-        n_resamples=n_resamples,
-        seconds=seconds,
-        n_pairs=len(examples),
-    )
-    metrics["evidence_accuracy"] = (ev_hits / ev_n) if ev_n else None
-    metrics["evidence_n"] = ev_n
-    metrics["units_per_second"] = len(examples) / seconds if seconds else None
-    metrics["mean_candidates"] = n_cands / len(ok) if ok else None
-    metrics["stage_ms_mean"] = {k: v / len(ok) for k, v in stage_tot.items()} if ok else {}
-    if not ev_n:
-        notes.append("evidence_accuracy: no unit of this split has gold evidence turns.")
-    if judge_obj is None:
-        notes.append("levels only (no judge): entities + patterns.")
-    per_level = per_level_stats(examples)
-    error_rate = 1 - len(ok) / len(examples) if examples else 0.0
-    spec = make_spec(
-        "integrity",
-        dataset=dataset,
-        split=split,
+    task = IntegrityTask(
+        dataset,
+        split,
+        judge=judge,
+        levels=levels,
+        embedder=embedder,
         data_dir=data_dir,
-        n=len(examples),
-        judge=judge_name,
-        params={**params, "levels": list(lv), "embedder": emb_name},
-        seed=seed,
-        limit=limit,
-        command=command,
+        settings=settings,
+        n_resamples=n_resamples,
+        **overrides,
     )
-    out = Path(out_dir) if out_dir is not None else default_run_dir("integrity")
-    return write_run(
-        out,
-        spec=spec,
-        metrics=metrics,
-        examples=examples,
-        confusion=confusion,
-        per_level={"top": per_level, "any": any_level},
-        notes=notes,
-        status="failed" if error_rate > max_error_rate else "ok",
-        primary_metric="contradiction.f1",
+    return run_task(
+        task,
+        limit=limit,
+        seed=seed,
+        out_dir=out_dir,
+        max_error_rate=max_error_rate,
+        command=command,
+        progress=progress,
     )
 
 

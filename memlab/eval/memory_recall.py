@@ -1,4 +1,4 @@
-"""``memlab eval memory-recall``: does a memory still hold the evidence a question needs? (LoCoMo, issue 8).
+"""``memlab eval memory-recall``: does a memory still hold the evidence a question needs? (LoCoMo).
 
 For each LoCoMo conversation, memory is built several ways; every memory unit keeps the set of dia_ids
 (turns) it was built from (provenance):
@@ -54,8 +54,16 @@ from typing import Any
 import numpy as np
 
 from memlab.errors import InvalidInputError
+from memlab.eval.runs import EvalRun, Example
+from memlab.eval.task import EvalTask, Scored, run_task, seeded_sample
 
-__all__ = ["MemoryUnit", "build_memories", "evaluate_memory_recall", "run_memory_recall_task"]
+__all__ = [
+    "MemoryRecallTask",
+    "MemoryUnit",
+    "build_memories",
+    "evaluate_memory_recall",
+    "run_memory_recall_task",
+]
 
 log = logging.getLogger(__name__)
 
@@ -199,28 +207,31 @@ def _mean(values: Sequence[float]) -> float:
     return float(np.mean(values)) if len(values) else float("nan")
 
 
-def evaluate_memory_recall(
-    *,
-    out_dir: str | Path,
-    data_dir: str | Path | None = None,
-    split: str = "test",
-    limit: int | None = None,
-    seed: int = 0,
-    embedder: Any = None,
-    summary_window_size: int = 30,
-    summary_max_chars: int = 1500,
-    k: int = K,
-    llm: Any = None,
-    max_sessions: int | None = None,
-) -> Any:
-    """Run the memory-recall evaluation and write a run directory (see the module docstring).
+@dataclass
+class _Tally:
+    """What the solver of :class:`MemoryRecallTask` gathers for the scorer."""
+
+    examples: list[Any] = dataclasses.field(default_factory=list)
+    recalls: dict[str, dict[int, list[float]]] = dataclasses.field(
+        default_factory=lambda: {m: defaultdict(list) for m in MEMORIES}
+    )
+    coverage: dict[str, list[float]] = dataclasses.field(default_factory=lambda: {m: [] for m in MEMORIES})
+    n_units: dict[str, int] = dataclasses.field(default_factory=lambda: dict.fromkeys(MEMORIES, 0))
+    n_questions: dict[int, int] = dataclasses.field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
+    skipped_no_evidence: int = 0
+    skipped_out_of_range: int = 0
+    chat_of: dict[str, str] = dataclasses.field(default_factory=dict)
+    replay: dict[str, Any] = dataclasses.field(default_factory=dict)
+    seconds_replay: float = 0.0
+    switch: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+class MemoryRecallTask(EvalTask):
+    """Evidence recall@10 of memories built from LoCoMo conversations, and the chat switch (module docstring).
 
     Args:
-        out_dir: run directory (``run.json`` + ``examples.jsonl``).
         data_dir: folder with ``locomo10.json`` (default: the repository copy).
         split: ``dev`` / ``test`` / ``all`` (conversations; see the module docstring).
-        limit: evaluate at most this many conversations of the split (seeded sample).
-        seed: sampling seed.
         embedder: an embedder name, an :class:`~memlab.protocols.Embedder`, or ``None`` (the store's default).
         summary_window_size: ChatStore window.
         summary_max_chars: budget of the compaction summary turn.
@@ -230,102 +241,116 @@ def evaluate_memory_recall(
             summarised turns as provenance).
         max_sessions: replay only the first N sessions of each conversation (a cheap smoke run); QA items
             with evidence outside them are skipped and counted (``n_questions_skipped_out_of_range``).
-
-    Returns:
-        The written :class:`memlab.eval.runs.EvalRun`.
     """
-    from memlab.chats import ChatStore, ExtractiveSummarizer
-    from memlab.datasets import dataset_sha256, load_locomo
-    from memlab.embedding import load_embedder
-    from memlab.eval.metrics import bootstrap_ci
-    from memlab.eval.runs import Example, make_spec, write_run
-    from memlab.extraction import RuleExtractor
-    from memlab.store.db import Database
-    from memlab.store.memory import DEFAULT_EMBEDDER
 
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise InvalidInputError(
-            f"The 'limit' parameter of memory-recall must be an int in [1, inf). Got {limit!r} instead."
+    name = "memory-recall"
+    primary_metric = "evidence_recall@10.compacted.all"
+
+    def __init__(
+        self,
+        *,
+        data_dir: str | Path | None = None,
+        split: str = "test",
+        embedder: Any = None,
+        summary_window_size: int = 30,
+        summary_max_chars: int = 1500,
+        k: int = K,
+        llm: Any = None,
+        max_sessions: int | None = None,
+    ) -> None:
+        from memlab.chats import ChatStore, ExtractiveSummarizer
+        from memlab.embedding import load_embedder
+        from memlab.store.db import Database
+        from memlab.store.memory import DEFAULT_EMBEDDER
+
+        if max_sessions is not None and (
+            isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1
+        ):
+            raise InvalidInputError(
+                f"The 'max_sessions' parameter of memory-recall must be an int in [1, inf). Got {max_sessions!r} instead."
+            )
+        self.data_dir, self.split, self.k, self.max_sessions = data_dir, split, k, max_sessions
+        self.emb = (
+            load_embedder(embedder or DEFAULT_EMBEDDER)
+            if embedder is None or isinstance(embedder, str)
+            else embedder
         )
-    if max_sessions is not None and (
-        isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1
-    ):
-        raise InvalidInputError(
-            f"The 'max_sessions' parameter of memory-recall must be an int in [1, inf). Got {max_sessions!r} instead."
+        summarizer: Any = ExtractiveSummarizer(self.emb)
+        if llm is not None:
+            from memlab.chats import LLMSummarizer
+
+            summarizer = LLMSummarizer(llm, fallback=summarizer)
+        self.chats = ChatStore(
+            Database(":memory:"),
+            self.emb,
+            summarizer,
+            summary_window_size=summary_window_size,
+            summary_max_chars=summary_max_chars,
+            clock=lambda: _REPLAY_TIME,
         )
-    t_start = time.perf_counter()
-    full = _split(load_locomo(data_dir), split)
-    if limit is not None and limit < len(full):
-        pick = sorted(np.random.default_rng(seed).choice(len(full), size=limit, replace=False).tolist())
-        full = [full[i] for i in pick]
-    full_known = {c.sample_id: {t.dia_id for s in c.sessions for t in s.turns} for c in full}
-    convs = [dataclasses.replace(c, sessions=c.sessions[:max_sessions]) if max_sessions else c for c in full]
-    emb = (
-        load_embedder(embedder or DEFAULT_EMBEDDER)
-        if embedder is None or isinstance(embedder, str)
-        else embedder
-    )
-    summarizer: Any = ExtractiveSummarizer(emb)
-    if llm is not None:
-        from memlab.chats import LLMSummarizer
+        self.user = "locomo"
+        self._convs: list[Any] = []
 
-        summarizer = LLMSummarizer(llm, fallback=summarizer)
-    chats = ChatStore(
-        Database(":memory:"),
-        emb,
-        summarizer,
-        summary_window_size=summary_window_size,
-        summary_max_chars=summary_max_chars,
-        clock=lambda: _REPLAY_TIME,
-    )
-    extractor = RuleExtractor()
-    user = "locomo"
+    def samples(self, limit: int | None, seed: int) -> list[Any]:
+        from memlab.datasets import load_locomo
 
-    examples: list[Example] = []
-    recalls: dict[str, dict[int, list[float]]] = {m: defaultdict(list) for m in MEMORIES}
-    coverage: dict[str, list[float]] = {m: [] for m in MEMORIES}
-    n_units: dict[str, int] = dict.fromkeys(MEMORIES, 0)
-    n_questions: dict[int, int] = dict.fromkeys(CATEGORIES, 0)
-    skipped_no_evidence = 0
-    skipped_out_of_range = 0
-    chat_of: dict[str, str] = {}
-    replay: dict[str, Any] = {}
-    seconds_replay = 0.0
-    for conv in convs:
+        return seeded_sample(_split(load_locomo(self.data_dir), self.split), limit, seed)
+
+    def solve(self, samples: Sequence[Any], *, progress: bool) -> _Tally:
+        from tqdm.auto import tqdm
+
+        from memlab.extraction import RuleExtractor
+
+        extractor = RuleExtractor()
+        tally = _Tally()
+        ms = self.max_sessions
+        self._convs = [dataclasses.replace(c, sessions=c.sessions[:ms]) if ms else c for c in samples]
+        for full, conv in tqdm(
+            list(zip(samples, self._convs, strict=True)), desc="replay", disable=not progress
+        ):
+            t0 = time.perf_counter()
+            memories, chat_id, stats = build_memories(
+                conv, self.chats, user_id=self.user, extractor=extractor
+            )
+            tally.seconds_replay += time.perf_counter() - t0
+            tally.chat_of[conv.sample_id], tally.replay[conv.sample_id] = chat_id, stats
+            self._recall_one(full, conv, memories, tally)
         t0 = time.perf_counter()
-        memories, chat_id, stats = build_memories(conv, chats, user_id=user, extractor=extractor)
-        seconds_replay += time.perf_counter() - t0
-        chat_of[conv.sample_id] = chat_id
-        replay[conv.sample_id] = stats
+        tally.switch = self._chat_switch(tally)
+        tally.switch["seconds"] = time.perf_counter() - t0
+        return tally
+
+    def _recall_one(self, full: Any, conv: Any, memories: dict[str, list[MemoryUnit]], tally: _Tally) -> None:
+        """Evidence recall@k of every QA item of one conversation, for every memory."""
+        full_known = {t.dia_id for s in full.sessions for t in s.turns}
         known = {t.dia_id for s in conv.sessions for t in s.turns}
         qas = []
         for i, qa in enumerate(conv.qa):
             if qa.category not in CATEGORIES:
                 continue
-            if any(e in full_known[conv.sample_id] and e not in known for e in qa.evidence):
-                skipped_out_of_range += 1
+            if any(e in full_known and e not in known for e in qa.evidence):
+                tally.skipped_out_of_range += 1
                 continue
             gold = frozenset(e for e in qa.evidence if e in known)
             if not gold:
-                skipped_no_evidence += 1
+                tally.skipped_no_evidence += 1
                 continue
             qas.append((i, qa, gold))
-            n_questions[qa.category] += 1
+            tally.n_questions[qa.category] += 1
         if not qas:
-            continue
-        q = np.asarray(emb.embed([qa.question for _, qa, _ in qas], mode="query"), dtype=np.float32)
+            return
+        q = np.asarray(self.emb.embed([qa.question for _, qa, _ in qas], mode="query"), dtype=np.float32)
         for name in MEMORIES:
             units = memories[name]
-            n_units[name] += len(units)
-            vecs = np.asarray(emb.embed([u.text for u in units], mode="passage"), dtype=np.float32)
-            hits = _retrieve(units, vecs, q, k)
+            tally.n_units[name] += len(units)
+            vecs = np.asarray(self.emb.embed([u.text for u in units], mode="passage"), dtype=np.float32)
             everything = frozenset().union(*(u.dia_ids for u in units)) if units else frozenset()
-            for (i, qa, gold), top in zip(qas, hits, strict=True):
+            for (i, qa, gold), top in zip(qas, _retrieve(units, vecs, q, self.k), strict=True):
                 got = frozenset().union(*(units[j].dia_ids for j in top)) if top else frozenset()
                 r = len(gold & got) / len(gold)
-                recalls[name][qa.category].append(r)
-                coverage[name].append(len(gold & everything) / len(gold))
-                examples.append(
+                tally.recalls[name][qa.category].append(r)
+                tally.coverage[name].append(len(gold & everything) / len(gold))
+                tally.examples.append(
                     Example(
                         id=f"{conv.sample_id}/qa{i}/{name}",
                         gold=" ".join(sorted(gold)),
@@ -341,143 +366,184 @@ def evaluate_memory_recall(
                     )
                 )
 
-    # chat switch: every conversation is one chat of the same user
-    switch_rows = []
-    for conv in convs:
-        for session in conv.sessions:
-            for speaker, events in session.events.items():
-                for ev in events:
-                    if ev.strip():
-                        switch_rows.append((conv, session.index, speaker, ev.strip()))
-    names = sorted({n for c in convs for n in (c.speaker_a, c.speaker_b) if n}, key=len, reverse=True)
-    mask = re.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")\b") if names else None
-    top1: dict[str, list[float]] = {"named": [], "masked": []}
-    switch_ok: dict[str, list[float]] = {"named": [], "masked": []}
-    decisions: dict[str, int] = defaultdict(int)
-    sid_of = {cid: sid for sid, cid in chat_of.items()}
-    cids = [chat_of[c.sample_id] for c in convs]
-    cvecs = [chats.get(cid).summary_embedding for cid in cids]
-    t0 = time.perf_counter()
-    for j, (conv, sidx, speaker, ev) in enumerate(switch_rows):
-        own = chat_of[conv.sample_id]
-        for variant in ("named", "masked"):
-            query = ev if variant == "named" or mask is None else mask.sub("someone", ev)
-            # ranking: nearest chat summary, no threshold (recency is equal for every replayed chat)
-            qv = np.asarray(emb.embed([query], mode="query"), dtype=np.float32)[0]
-            sims = [float(np.dot(v, qv)) if v is not None else -np.inf for v in cvecs]
-            best = cids[int(np.argmax(sims))]
-            # the switch decision as the assistant would take it (threshold, margin, ask)
-            res = chats.search(user, query, k=1)
-            top1[variant].append(float(best == own))
-            switch_ok[variant].append(float(res.decision == "switch" and res.chat_id == own))
-            outcome = (
-                f"switch_{'right' if res.chat_id == own else 'wrong'}"
-                if res.decision == "switch"
-                else res.decision
-            )
-            if variant == "named":
-                decisions[outcome] += 1
-            examples.append(
-                Example(
-                    id=f"switch/{conv.sample_id}/s{sidx}/{j}/{variant}",
-                    gold=conv.sample_id,
-                    pred=sid_of.get(best),
-                    score=float(best == own),
-                    decided_by=f"chat_switch_{variant}",
-                    group=conv.sample_id,
-                    meta={"query": query, "decision": outcome, "speaker": speaker},
+    def _chat_switch(self, tally: _Tally) -> dict[str, Any]:
+        """Every conversation is one chat of the same user; each event of its summary is a query."""
+        convs = self._convs
+        rows = [
+            (conv, session.index, speaker, ev.strip())
+            for conv in convs
+            for session in conv.sessions
+            for speaker, events in session.events.items()
+            for ev in events
+            if ev.strip()
+        ]
+        names = sorted({n for c in convs for n in (c.speaker_a, c.speaker_b) if n}, key=len, reverse=True)
+        mask = re.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")\b") if names else None
+        top1: dict[str, list[float]] = {"named": [], "masked": []}
+        switch_ok: dict[str, list[float]] = {"named": [], "masked": []}
+        decisions: dict[str, int] = defaultdict(int)
+        sid_of = {cid: sid for sid, cid in tally.chat_of.items()}
+        cids = [tally.chat_of[c.sample_id] for c in convs]
+        cvecs = [self.chats.get(cid).summary_embedding for cid in cids]
+        for j, (conv, sidx, speaker, ev) in enumerate(rows):
+            own = tally.chat_of[conv.sample_id]
+            for variant in ("named", "masked"):
+                query = ev if variant == "named" or mask is None else mask.sub("someone", ev)
+                # ranking: nearest chat summary, no threshold (recency is equal for every replayed chat)
+                qv = np.asarray(self.emb.embed([query], mode="query"), dtype=np.float32)[0]
+                best = cids[
+                    int(np.argmax([float(np.dot(v, qv)) if v is not None else -np.inf for v in cvecs]))
+                ]
+                # the switch decision as the assistant would take it (threshold, margin, ask)
+                res = self.chats.search(self.user, query, k=1)
+                top1[variant].append(float(best == own))
+                switch_ok[variant].append(float(res.decision == "switch" and res.chat_id == own))
+                right = "right" if res.chat_id == own else "wrong"
+                outcome = f"switch_{right}" if res.decision == "switch" else res.decision
+                if variant == "named":
+                    decisions[outcome] += 1
+                tally.examples.append(
+                    Example(
+                        id=f"switch/{conv.sample_id}/s{sidx}/{j}/{variant}",
+                        gold=conv.sample_id,
+                        pred=sid_of.get(best),
+                        score=float(best == own),
+                        decided_by=f"chat_switch_{variant}",
+                        group=conv.sample_id,
+                        meta={"query": query, "decision": outcome, "speaker": speaker},
+                    )
                 )
-            )
-    seconds_switch = time.perf_counter() - t0
+        return {
+            "top1": _mean(top1["named"]),
+            "top1_names_masked": _mean(top1["masked"]),
+            "switch_accuracy": _mean(switch_ok["named"]),
+            "switch_accuracy_names_masked": _mean(switch_ok["masked"]),
+            "n_queries": len(rows),
+            "n_chats": len(convs),
+            "decisions": dict(decisions),
+        }
 
-    metrics: dict[str, Any] = {
-        "evidence_recall@10": {},
-        "evidence_recall@10_ci95": {},
-        "evidence_coverage": {},
-    }
-    for name in MEMORIES:
-        per_cat = {LOCOMO_NAME[c]: _mean(recalls[name][c]) for c in CATEGORIES}
-        flat = [r for c in CATEGORIES for r in recalls[name][c]]
-        per_cat["all"] = _mean(flat)
-        metrics["evidence_recall@10"][name] = per_cat
-        metrics["evidence_recall@10_ci95"][name] = (
-            list(bootstrap_ci(_mean, flat, seed=seed)) if flat else [None, None]
-        )
-        metrics["evidence_coverage"][name] = _mean(coverage[name])
-    raw_all = metrics["evidence_recall@10"]["raw"]["all"]
-    comp_all = metrics["evidence_recall@10"]["compacted"]["all"]
-    metrics["retention_loss"] = {
-        "recall@10_abs": raw_all - comp_all,
-        "recall@10_rel": (raw_all - comp_all) / raw_all if raw_all else float("nan"),
-        "coverage_lost": 1.0 - metrics["evidence_coverage"]["compacted"],
-        "compaction_only_recall@10_abs": raw_all - metrics["evidence_recall@10"]["compacted_no_facts"]["all"],
-        "compaction_only_coverage_lost": 1.0 - metrics["evidence_coverage"]["compacted_no_facts"],
-        "per_category_abs": {
-            LOCOMO_NAME[c]: metrics["evidence_recall@10"]["raw"][LOCOMO_NAME[c]]
-            - metrics["evidence_recall@10"]["compacted"][LOCOMO_NAME[c]]
-            for c in CATEGORIES
-        },
-    }
-    metrics["chat_switch"] = {
-        "top1": _mean(top1["named"]),
-        "top1_names_masked": _mean(top1["masked"]),
-        "switch_accuracy": _mean(switch_ok["named"]),
-        "switch_accuracy_names_masked": _mean(switch_ok["masked"]),
-        "n_queries": len(switch_rows),
-        "n_chats": len(convs),
-        "decisions": dict(decisions),
-        "seconds": seconds_switch,
-    }
-    metrics["n_units"] = n_units
-    metrics["n_questions"] = {LOCOMO_NAME[c]: n for c, n in n_questions.items()}
-    metrics["n_questions_skipped_no_evidence"] = skipped_no_evidence
-    metrics["n_questions_skipped_out_of_range"] = skipped_out_of_range
-    metrics["n_conversations"] = len(convs)
-    metrics["compaction"] = {
-        "n_compactions_mean": _mean([s["n_compactions"] for s in replay.values()]),
-        "summary_chars_mean": _mean([s["summary_chars"] for s in replay.values()]),
-        "summary_sentences_mean": _mean([s["summary_sentences"] for s in replay.values()]),
-        "assistant_history_max": max((s["assistant_history"] for s in replay.values()), default=0),
-        "replay_seconds": seconds_replay,
-    }
-    metrics["seconds"] = time.perf_counter() - t_start
-    spec = make_spec(
-        "memory-recall",
-        dataset="locomo",
-        split=split,
-        data_dir=data_dir,
-        n=sum(n_questions.values()),
-        judge=None,
-        params={
-            "chats": chats.get_params(),
-            "k": k,
+    def score(self, samples: Sequence[Any], solved: _Tally, *, seed: int, seconds: float) -> Scored:
+        from memlab.eval.metrics import bootstrap_ci
+
+        t = solved
+        metrics: dict[str, Any] = {
+            "evidence_recall@10": {},
+            "evidence_recall@10_ci95": {},
+            "evidence_coverage": {},
+        }
+        for name in MEMORIES:
+            per_cat = {LOCOMO_NAME[c]: _mean(t.recalls[name][c]) for c in CATEGORIES}
+            flat = [r for c in CATEGORIES for r in t.recalls[name][c]]
+            per_cat["all"] = _mean(flat)
+            metrics["evidence_recall@10"][name] = per_cat
+            metrics["evidence_recall@10_ci95"][name] = (
+                list(bootstrap_ci(_mean, flat, seed=seed)) if flat else [None, None]
+            )
+            metrics["evidence_coverage"][name] = _mean(t.coverage[name])
+        recall = metrics["evidence_recall@10"]
+        raw_all, comp_all = recall["raw"]["all"], recall["compacted"]["all"]
+        metrics["retention_loss"] = {
+            "recall@10_abs": raw_all - comp_all,
+            "recall@10_rel": (raw_all - comp_all) / raw_all if raw_all else float("nan"),
+            "coverage_lost": 1.0 - metrics["evidence_coverage"]["compacted"],
+            "compaction_only_recall@10_abs": raw_all - recall["compacted_no_facts"]["all"],
+            "compaction_only_coverage_lost": 1.0 - metrics["evidence_coverage"]["compacted_no_facts"],
+            "per_category_abs": {
+                LOCOMO_NAME[c]: recall["raw"][LOCOMO_NAME[c]] - recall["compacted"][LOCOMO_NAME[c]]
+                for c in CATEGORIES
+            },
+        }
+        metrics["chat_switch"] = t.switch
+        metrics["n_units"] = t.n_units
+        metrics["n_questions"] = {LOCOMO_NAME[c]: n for c, n in t.n_questions.items()}
+        metrics["n_questions_skipped_no_evidence"] = t.skipped_no_evidence
+        metrics["n_questions_skipped_out_of_range"] = t.skipped_out_of_range
+        metrics["n_conversations"] = len(self._convs)
+        replay = t.replay.values()
+        metrics["compaction"] = {
+            "n_compactions_mean": _mean([s["n_compactions"] for s in replay]),
+            "summary_chars_mean": _mean([s["summary_chars"] for s in replay]),
+            "summary_sentences_mean": _mean([s["summary_sentences"] for s in replay]),
+            "assistant_history_max": max((s["assistant_history"] for s in replay), default=0),
+            "replay_seconds": t.seconds_replay,
+        }
+        metrics["seconds"] = seconds
+        notes = [
+            "evidence recall@10: share of a QA item's gold evidence turns covered by the provenance of the top-10 "
+            "retrieved memory units (categories 1-4).",
+            "'observations' are LoCoMo's own model-generated facts (a reference, not a memlab system).",
+            "chat switch: each event_summary event queries all conversations' chats of one user; top-1 accuracy.",
+            "replay: "
+            + ", ".join(
+                f"{sid}: {st['n_compactions']} compactions, title {st['title']!r}"
+                for sid, st in t.replay.items()
+            ),
+        ]
+        return Scored(metrics=metrics, examples=t.examples, notes=notes, n=sum(t.n_questions.values()))
+
+    def spec(self) -> dict[str, Any]:
+        from memlab.datasets import dataset_sha256
+
+        params = {
+            "chats": self.chats.get_params(),
+            "k": self.k,
             "extractor": "RuleExtractor",
-            "conversations": [c.sample_id for c in convs],
-            "max_sessions": max_sessions,
-        },
-        seed=seed,
-        limit=limit,
-        data_sha256=dataset_sha256("locomo", "test", data_dir),
-        embedder=emb.name,
+            "conversations": [c.sample_id for c in self._convs],
+            "max_sessions": self.max_sessions,
+        }
+        return {
+            "dataset": "locomo",
+            "split": self.split,
+            "data_dir": self.data_dir,
+            "judge": None,
+            "params": params,
+            "data_sha256": dataset_sha256("locomo", "test", self.data_dir),
+            "embedder": self.emb.name,
+        }
+
+
+def evaluate_memory_recall(
+    *,
+    out_dir: str | Path,
+    data_dir: str | Path | None = None,
+    split: str = "test",
+    limit: int | None = None,
+    seed: int = 0,
+    embedder: Any = None,
+    summary_window_size: int = 30,
+    summary_max_chars: int = 1500,
+    k: int = K,
+    llm: Any = None,
+    max_sessions: int | None = None,
+    progress: bool = False,
+    command: str | None = None,
+) -> EvalRun:
+    """Run the memory-recall evaluation and write a run directory (:class:`MemoryRecallTask` + :func:`run_task`).
+
+    Args:
+        out_dir: run directory (``run.json`` + ``examples.jsonl``).
+        data_dir, split, embedder, summary_window_size, summary_max_chars, k, llm, max_sessions: see
+            :class:`MemoryRecallTask`.
+        limit: evaluate at most this many conversations of the split (seeded sample).
+        seed: sampling seed.
+        progress: show a tqdm bar over the replayed conversations.
+        command: the command line, recorded in the spec.
+
+    Returns:
+        The written :class:`memlab.eval.runs.EvalRun`.
+    """
+    task = MemoryRecallTask(
+        data_dir=data_dir,
+        split=split,
+        embedder=embedder,
+        summary_window_size=summary_window_size,
+        summary_max_chars=summary_max_chars,
+        k=k,
+        llm=llm,
+        max_sessions=max_sessions,
     )
-    notes = [
-        "evidence recall@10: share of a QA item's gold evidence turns covered by the provenance of the top-10 "
-        "retrieved memory units (categories 1-4).",
-        "'observations' are LoCoMo's own model-generated facts (a reference, not a memlab system).",
-        "chat switch: each event_summary event queries all conversations' chats of one user; top-1 accuracy.",
-        "replay: "
-        + ", ".join(
-            f"{sid}: {st['n_compactions']} compactions, title {st['title']!r}" for sid, st in replay.items()
-        ),
-    ]
-    return write_run(
-        out_dir,
-        spec=spec,
-        metrics=metrics,
-        examples=examples,
-        notes=notes,
-        primary_metric="evidence_recall@10.compacted.all",
-    )
+    return run_task(task, limit=limit, seed=seed, out_dir=out_dir, command=command, progress=progress)
 
 
 LOCOMO_NAME = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}

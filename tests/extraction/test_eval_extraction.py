@@ -38,7 +38,12 @@ def test_baseline_every_sentence() -> None:
 @pytest.mark.slow
 def test_cli_small_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run"
-    assert main(["eval", "extraction", "--dataset", "locomo", "--split", "dev", "--limit", "2", "--out", str(out)]) == 0
+    assert (
+        main(
+            ["eval", "extraction", "--dataset", "locomo", "--split", "dev", "--limit", "2", "--out", str(out)]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "| extractor |" in printed and "| baseline |" in printed
     run = json.loads((out / "run.json").read_text())
@@ -46,7 +51,8 @@ def test_cli_small_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     for name in ("extractor", "baseline"):
         assert m[name]["tp"] + m[name]["fn"] == sum(
             len(json.loads(line)["gold"].split("\n")) if json.loads(line)["gold"] else 0
-            for line in (out / "examples.jsonl").read_text().splitlines())
+            for line in (out / "examples.jsonl").read_text().splitlines()
+        )
         assert 0.0 <= m[name]["f1"] <= 1.0 and set(m[name]["by_threshold"]) == {"0.50", "0.60", "0.70"}
         assert m[name]["rouge_l"] is not None
     assert run["spec"]["params"]["subset"] == "dev" and run["spec"]["seed"] == 0
@@ -57,3 +63,27 @@ def test_bad_arguments() -> None:
         evaluate_extraction(split="train")
     with pytest.raises(InvalidInputError, match="limit"):
         evaluate_extraction(limit=0)
+
+
+class _BrokenExtractor:
+    name = "broken"
+
+    def extract(self, text: str) -> object:
+        raise RuntimeError("backend down")
+
+
+@pytest.mark.model
+def test_failing_extractor_fails_the_run(tmp_path: Path) -> None:
+    """Every unit failing used to be written as status 'ok'; the task runner now decides the status."""
+    run = evaluate_extraction(
+        _BrokenExtractor(),
+        split="dev",
+        limit=1,
+        baseline=False,
+        rouge=False,  # type: ignore[arg-type]
+        out_dir=tmp_path,
+    )
+    assert run.status == "failed"
+    assert run.metrics["error_rate"] == 1.0 and run.metrics["extractor"]["coverage"] == 0.0
+    assert all(e.error == "RuntimeError: backend down" for e in run.examples())
+    assert any("max_error_rate" in n for n in run.notes)
