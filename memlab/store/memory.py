@@ -27,7 +27,7 @@ from memlab._validation import as_vectors, check_positive_int, check_text, check
 from memlab.config import MAX_TEXT_CHARS
 from memlab.errors import InvalidInputError, NotFoundError
 from memlab.index.faiss_index import FaissIndex
-from memlab.protocols import Embedder
+from memlab.protocols import Embedder, VectorIndex
 from memlab.records import MemoryItem
 from memlab.store.db import Database
 
@@ -136,7 +136,9 @@ def _norm_opt(value: Any, name: str, owner: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise InvalidInputError(f"The {name!r} parameter of {owner} must be a str or None. Got {value!r} instead.")
+        raise InvalidInputError(
+            f"The {name!r} parameter of {owner} must be a str or None. Got {value!r} instead."
+        )
     return check_text(value, name=name, owner=owner, max_chars=512)
 
 
@@ -147,6 +149,11 @@ class MemoryStore:
         path: SQLite file, or ``":memory:"`` (nothing touches disk).
         embedder: any :class:`~memlab.protocols.Embedder`; default: the packaged offline one.
         index_factory: inner FAISS index (``"Flat"`` exact by default; see ``memlab bench integrity``).
+        index: any :class:`~memlab.protocols.VectorIndex` of the embedder's dimension (e.g.
+            :class:`~memlab.index.NumpyIndex`, a FAISS index with another factory, a client of a vector server).
+            It is treated as a cache of SQLite like the default: filled from the stored vectors at open when
+            its ids differ, kept in step on every write, never saved by the store. ``None`` (default): a
+            :class:`~memlab.index.FaissIndex` persisted in ``<path>.faiss``.
         clock: returns "now" (tz-aware); injectable for tests.
         max_text_chars: longest accepted text.
 
@@ -171,9 +178,14 @@ class MemoryStore:
         embedder: Embedder | None = None,
         *,
         index_factory: str = "Flat",
+        index: VectorIndex | None = None,
         clock: Callable[[], datetime] | None = None,
         max_text_chars: int = MAX_TEXT_CHARS,
     ) -> None:
+        if index is not None and not isinstance(index, VectorIndex):
+            raise InvalidInputError(
+                f"The 'index' parameter of MemoryStore must be a VectorIndex or None. Got {type(index).__name__} instead."
+            )
         if embedder is None:
             from memlab.embedding import load_embedder
 
@@ -186,9 +198,11 @@ class MemoryStore:
         self.db = Database(self.path)
         self.db.migrate("memories", SCHEMA)
         self.db.set_user_version(len(SCHEMA))
-        self._index_path = None if self.db.in_memory else Path(self.path + ".faiss")
+        self._custom_index = index
+        self._index_path = None if (self.db.in_memory or index is not None) else Path(self.path + ".faiss")
         self._user_ids_cache: dict[tuple[str, bool], NDArray[np.int64]] = {}
         self._dirty = False
+        self._reembedded = False
         self._check_embedder()
         self.index = self._open_index()
 
@@ -208,7 +222,7 @@ class MemoryStore:
 
     def flush(self) -> None:
         """Write the FAISS index file now (it is also written on close)."""
-        if self._index_path is not None and self._dirty:
+        if self._index_path is not None and self._dirty and isinstance(self.index, FaissIndex):
             self.index.save(self._index_path)
             self._dirty = False
 
@@ -254,11 +268,20 @@ class MemoryStore:
                     "UPDATE memories SET embedding = ? WHERE id = ?",
                     [(v.astype(np.float32).tobytes(), r["id"]) for v, r in zip(vecs, chunk, strict=True)],
                 )
+        self._reembedded = True  # every cached vector is stale now
         if self._index_path is not None and self._index_path.exists():
             self._index_path.unlink()
 
-    def _open_index(self) -> FaissIndex:
+    def _open_index(self) -> VectorIndex:
         dim = self.embedder.dim
+        if self._custom_index is not None:
+            if self._custom_index.dim != dim:
+                raise InvalidInputError(
+                    f"The 'index' parameter of MemoryStore must have the embedder's dimension {dim}. "
+                    f"Got an index of dimension {self._custom_index.dim} instead."
+                )
+            fresh = not self._reembedded and self._consistent(self._custom_index)
+            return self._custom_index if fresh else self.rebuild_index()
         if self._index_path is not None and self._index_path.exists():
             try:
                 idx = FaissIndex.load(self._index_path, factory=self.index_factory)
@@ -269,20 +292,31 @@ class MemoryStore:
                 log.warning("FAISS index %s unreadable (%s): rebuilding", self._index_path, exc)
         return self.rebuild_index()
 
-    def _consistent(self, idx: FaissIndex) -> bool:
+    def _consistent(self, idx: VectorIndex) -> bool:
         rows = self.db.query("SELECT id FROM memories WHERE embedding IS NOT NULL ORDER BY id")
         db_ids = np.fromiter((r["id"] for r in rows), dtype=np.int64, count=len(rows))
         return bool(np.array_equal(np.sort(idx.ids()), db_ids))
 
-    def rebuild_index(self) -> FaissIndex:
-        """Rebuild the FAISS index from the vectors stored in SQLite (no re-embedding)."""
+    def rebuild_index(self) -> VectorIndex:
+        """Rebuild the vector index from the vectors stored in SQLite (no re-embedding).
+
+        The default FAISS index is replaced by a fresh one; an index given as ``index=`` is emptied and refilled.
+        """
         dim = self.embedder.dim
-        idx = FaissIndex(dim, factory=self.index_factory)
+        idx: Any
+        if self._custom_index is not None:
+            idx = self._custom_index
+            if len(idx):
+                idx.remove(idx.ids())
+        else:
+            idx = FaissIndex(dim, factory=self.index_factory)
         rows = self.db.query("SELECT id, embedding FROM memories WHERE embedding IS NOT NULL ORDER BY id")
         if rows:
             ids = np.fromiter((r["id"] for r in rows), dtype=np.int64, count=len(rows))
-            vecs = np.frombuffer(b"".join(r["embedding"] for r in rows), dtype=np.float32).reshape(len(rows), dim)
-            if not idx.is_trained:
+            vecs = np.frombuffer(b"".join(r["embedding"] for r in rows), dtype=np.float32).reshape(
+                len(rows), dim
+            )
+            if not getattr(idx, "is_trained", True):
                 idx.train(vecs)
             idx.add(ids, vecs)
         self.index = idx
@@ -318,7 +352,9 @@ class MemoryStore:
             context=row["context"],
         )
 
-    def _event(self, item_id: int, chain_id: int | None, user_id: str, event: str, actor: str, **details: Any) -> None:
+    def _event(
+        self, item_id: int, chain_id: int | None, user_id: str, event: str, actor: str, **details: Any
+    ) -> None:
         self.db.execute(
             "INSERT INTO memory_events(memory_id, chain_id, user_id, event, actor, at, details) VALUES (?,?,?,?,?,?,?)",
             (item_id, chain_id, user_id, event, actor, _ts(self.clock()), json.dumps(details, default=str)),
@@ -369,9 +405,20 @@ class MemoryStore:
         return self.add_many(
             user_id,
             [
-                dict(text=text, scope=scope, type=type, key=key, value=value, confidence=confidence,
-                     project_id=project_id, source=source, valid_from=valid_from, valid_to=valid_to,
-                     keywords=keywords, topic=topic)
+                dict(
+                    text=text,
+                    scope=scope,
+                    type=type,
+                    key=key,
+                    value=value,
+                    confidence=confidence,
+                    project_id=project_id,
+                    source=source,
+                    valid_from=valid_from,
+                    valid_to=valid_to,
+                    keywords=keywords,
+                    topic=topic,
+                )
             ],
             embeddings=None if embedding is None else np.asarray(embedding).reshape(1, -1),
         )[0]
@@ -420,29 +467,50 @@ class MemoryStore:
 
     def _validate_spec(self, it: str | Mapping[str, Any], owner: str) -> dict[str, Any]:
         spec: dict[str, Any] = {"text": it} if isinstance(it, str) else dict(it)
-        allowed = {"text", "scope", "type", "key", "value", "confidence", "project_id", "source", "valid_from",
-                   "valid_to", "keywords", "topic"}
+        allowed = {
+            "text",
+            "scope",
+            "type",
+            "key",
+            "value",
+            "confidence",
+            "project_id",
+            "source",
+            "valid_from",
+            "valid_to",
+            "keywords",
+            "topic",
+        }
         unknown = set(spec) - allowed
         if unknown:
-            raise InvalidInputError(f"{owner} got unknown fields {sorted(unknown)}; allowed: {sorted(allowed)}.")
+            raise InvalidInputError(
+                f"{owner} got unknown fields {sorted(unknown)}; allowed: {sorted(allowed)}."
+            )
         spec["text"] = check_text(spec.get("text"), name="text", owner=owner, max_chars=self.max_text_chars)
         spec["scope"] = check_text(spec.get("scope", "global"), name="scope", owner=owner, max_chars=64)
         spec["type"] = check_text(spec.get("type", "fact"), name="type", owner=owner, max_chars=64)
         spec["key"] = _norm_opt(spec.get("key"), "key", owner)
-        spec["value"] = None if spec.get("value") is None else check_text(
-            str(spec["value"]), name="value", owner=owner, max_chars=self.max_text_chars)
+        spec["value"] = (
+            None
+            if spec.get("value") is None
+            else check_text(str(spec["value"]), name="value", owner=owner, max_chars=self.max_text_chars)
+        )
         spec["project_id"] = _norm_opt(spec.get("project_id"), "project_id", owner)
         spec["source"] = None if spec.get("source") is None else str(spec["source"])
         spec["topic"] = None if spec.get("topic") is None else str(spec["topic"])
         spec["confidence"] = check_unit_interval(spec.get("confidence", 1.0), name="confidence", owner=owner)
         kws = spec.get("keywords") or ()
         if isinstance(kws, str):
-            raise InvalidInputError(f"The 'keywords' parameter of {owner} must be a sequence of str, not a str.")
+            raise InvalidInputError(
+                f"The 'keywords' parameter of {owner} must be a sequence of str, not a str."
+            )
         spec["keywords"] = [str(k) for k in kws]
         for f in ("valid_from", "valid_to"):
             v = spec.get(f)
             if v is not None and not isinstance(v, datetime):
-                raise InvalidInputError(f"The {f!r} parameter of {owner} must be a datetime or None. Got {v!r}.")
+                raise InvalidInputError(
+                    f"The {f!r} parameter of {owner} must be a datetime or None. Got {v!r}."
+                )
             spec[f] = _ts(v)
         return spec
 
@@ -455,11 +523,17 @@ class MemoryStore:
             slot = (user_id, spec["key"], spec["scope"], spec["type"], spec["project_id"])
             slot_sql = "user_id = ? AND key = ? AND scope = ? AND type = ? AND project_id IS ?"
             incumbents = self.db.query(
-                f"SELECT id, confidence, chain_id FROM memories WHERE {slot_sql} AND is_active = 1 ORDER BY id", slot)
-            latest = self.db.query_one(f"SELECT chain_id FROM memories WHERE {slot_sql} ORDER BY id DESC LIMIT 1", slot)
+                f"SELECT id, confidence, chain_id FROM memories WHERE {slot_sql} AND is_active = 1 ORDER BY id",
+                slot,
+            )
+            latest = self.db.query_one(
+                f"SELECT chain_id FROM memories WHERE {slot_sql} ORDER BY id DESC LIMIT 1", slot
+            )
             if latest is not None:
                 chain_id = latest["chain_id"]
-                row = self.db.query_one("SELECT MAX(version) AS v FROM memories WHERE chain_id = ?", (chain_id,))
+                row = self.db.query_one(
+                    "SELECT MAX(version) AS v FROM memories WHERE chain_id = ?", (chain_id,)
+                )
                 version = int(row["v"]) + 1 if row and row["v"] is not None else 1
         wins = True
         beaten_by: int | None = None
@@ -474,12 +548,29 @@ class MemoryStore:
             "INSERT INTO memories(user_id, text, scope, type, key, value, confidence, project_id, source, keywords, "
             "topic, created_at, valid_from, valid_to, version, chain_id, supersedes, superseded_by, is_active, "
             "superseded_at, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (user_id, spec["text"], spec["scope"], spec["type"], spec["key"], spec["value"], spec["confidence"],
-             spec["project_id"], spec["source"], json.dumps(spec["keywords"], ensure_ascii=False), spec["topic"],
-             now, spec["valid_from"], spec["valid_to"], version, chain_id,
-             int(incumbents[-1]["id"]) if (incumbents and wins) else None,
-             beaten_by, 0 if not wins else 1, None if wins else now,
-             np.asarray(vec, dtype=np.float32).tobytes()),
+            (
+                user_id,
+                spec["text"],
+                spec["scope"],
+                spec["type"],
+                spec["key"],
+                spec["value"],
+                spec["confidence"],
+                spec["project_id"],
+                spec["source"],
+                json.dumps(spec["keywords"], ensure_ascii=False),
+                spec["topic"],
+                now,
+                spec["valid_from"],
+                spec["valid_to"],
+                version,
+                chain_id,
+                int(incumbents[-1]["id"]) if (incumbents and wins) else None,
+                beaten_by,
+                0 if not wins else 1,
+                None if wins else now,
+                np.asarray(vec, dtype=np.float32).tobytes(),
+            ),
         )
         new_id = int(cur.lastrowid or 0)
         if chain_id is None:
@@ -499,12 +590,15 @@ class MemoryStore:
         assert row is not None
         return self._row_to_item(row)
 
-    def _set_active(self, id_: int, active: bool, *, event: str, actor: str, user_id: str | None,
-                    **details: Any) -> MemoryItem:
+    def _set_active(
+        self, id_: int, active: bool, *, event: str, actor: str, user_id: str | None, **details: Any
+    ) -> MemoryItem:
         item = self.get(id_, user_id=user_id)
         with self.db.transaction():
             if active:
-                self.db.execute("UPDATE memories SET is_active = 1, superseded_at = NULL WHERE id = ?", (item.id,))
+                self.db.execute(
+                    "UPDATE memories SET is_active = 1, superseded_at = NULL WHERE id = ?", (item.id,)
+                )
             else:
                 self.db.execute(
                     "UPDATE memories SET is_active = 0, superseded_at = COALESCE(superseded_at, ?) WHERE id = ?",
@@ -514,39 +608,60 @@ class MemoryStore:
         self._invalidate(item.user_id)
         return self.get(item.id)
 
-    def deactivate(self, id: int, reason: str, *, actor: str = "user", user_id: str | None = None,
-                   **details: Any) -> MemoryItem:
+    def deactivate(
+        self, id: int, reason: str, *, actor: str = "user", user_id: str | None = None, **details: Any
+    ) -> MemoryItem:
         """Mark a memory inactive (kept, never deleted); the reason goes to its event log.
 
         Raises:
             NotFoundError: unknown id (or not ``user_id``'s).
         """
-        return self._set_active(id, False, event="deactivated", actor=actor, user_id=user_id, reason=reason, **details)
+        return self._set_active(
+            id, False, event="deactivated", actor=actor, user_id=user_id, reason=reason, **details
+        )
 
-    def reactivate(self, id: int, reason: str, *, actor: str = "user", user_id: str | None = None,
-                   **details: Any) -> MemoryItem:
+    def reactivate(
+        self, id: int, reason: str, *, actor: str = "user", user_id: str | None = None, **details: Any
+    ) -> MemoryItem:
         """Make an inactive memory active again (e.g. the user chose the older value)."""
-        return self._set_active(id, True, event="reactivated", actor=actor, user_id=user_id, reason=reason, **details)
+        return self._set_active(
+            id, True, event="reactivated", actor=actor, user_id=user_id, reason=reason, **details
+        )
 
-    def annotate(self, id: int, context: str, *, actor: str = "user", user_id: str | None = None,
-                 **details: Any) -> MemoryItem:
+    def annotate(
+        self, id: int, context: str, *, actor: str = "user", user_id: str | None = None, **details: Any
+    ) -> MemoryItem:
         """Attach user-provided context to a memory (e.g. "both are true: one is my mother's birthday")."""
         item = self.get(id, user_id=user_id)
-        context = check_text(context, name="context", owner="MemoryStore.annotate", max_chars=self.max_text_chars)
+        context = check_text(
+            context, name="context", owner="MemoryStore.annotate", max_chars=self.max_text_chars
+        )
         with self.db.transaction():
             self.db.execute("UPDATE memories SET context = ? WHERE id = ?", (context, item.id))
             self._event(item.id, item.chain_id, item.user_id, "annotated", actor, context=context, **details)
         return self.get(item.id)
 
-    def clear_context(self, id: int, *, actor: str = "user", user_id: str | None = None, **details: Any) -> MemoryItem:
+    def clear_context(
+        self, id: int, *, actor: str = "user", user_id: str | None = None, **details: Any
+    ) -> MemoryItem:
         """Remove the user-provided context of a memory (e.g. when a resolution is undone); logged as an event."""
         item = self.get(id, user_id=user_id)
         with self.db.transaction():
             self.db.execute("UPDATE memories SET context = NULL WHERE id = ?", (item.id,))
-            self._event(item.id, item.chain_id, item.user_id, "context_cleared", actor, previous=item.context, **details)
+            self._event(
+                item.id,
+                item.chain_id,
+                item.user_id,
+                "context_cleared",
+                actor,
+                previous=item.context,
+                **details,
+            )
         return self.get(item.id)
 
-    def record_event(self, id: int, event: str, *, actor: str, user_id: str | None = None, **details: Any) -> None:
+    def record_event(
+        self, id: int, event: str, *, actor: str, user_id: str | None = None, **details: Any
+    ) -> None:
         """Append an event to a memory's log (used by services, e.g. a contradiction resolution)."""
         item = self.get(id, user_id=user_id)
         with self.db.transaction():
@@ -567,7 +682,9 @@ class MemoryStore:
             raise NotFoundError(f"Memory id must be an int. Got {id!r}.")
         row = self.db.query_one(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (int(id),))
         if row is None or (user_id is not None and row["user_id"] != user_id):
-            raise NotFoundError(f"No memory with id {id}" + (f" for user {user_id!r}" if user_id else "") + ".")
+            raise NotFoundError(
+                f"No memory with id {id}" + (f" for user {user_id!r}" if user_id else "") + "."
+            )
         return self._row_to_item(row)
 
     def get_many(self, ids: Sequence[int]) -> list[MemoryItem]:
@@ -575,7 +692,8 @@ class MemoryStore:
         if not ids:
             return []
         rows = self.db.query(
-            f"SELECT {_COLUMNS} FROM memories WHERE id IN ({','.join('?' * len(ids))})", [int(i) for i in ids])
+            f"SELECT {_COLUMNS} FROM memories WHERE id IN ({','.join('?' * len(ids))})", [int(i) for i in ids]
+        )
         by_id = {int(r["id"]): r for r in rows}
         missing = [i for i in ids if int(i) not in by_id]
         if missing:
@@ -586,20 +704,30 @@ class MemoryStore:
         """The whole version chain of ``id`` (from any member), oldest first."""
         item = self.get(id, user_id=user_id)
         rows = self.db.query(
-            f"SELECT {_COLUMNS} FROM memories WHERE chain_id = ? ORDER BY version, id", (item.chain_id,))
+            f"SELECT {_COLUMNS} FROM memories WHERE chain_id = ? ORDER BY version, id", (item.chain_id,)
+        )
         return [self._row_to_item(r) for r in rows]
 
     def events(self, id: int, *, user_id: str | None = None, chain: bool = True) -> list[MemoryEvent]:
         """The audit log of a memory (``chain=True``: of its whole version chain), oldest first."""
         item = self.get(id, user_id=user_id)
         if chain:
-            rows = self.db.query("SELECT * FROM memory_events WHERE chain_id = ? OR memory_id = ? ORDER BY id",
-                                 (item.chain_id, item.id))
+            rows = self.db.query(
+                "SELECT * FROM memory_events WHERE chain_id = ? OR memory_id = ? ORDER BY id",
+                (item.chain_id, item.id),
+            )
         else:
             rows = self.db.query("SELECT * FROM memory_events WHERE memory_id = ? ORDER BY id", (item.id,))
         return [
-            MemoryEvent(id=r["id"], memory_id=r["memory_id"], chain_id=r["chain_id"], event=r["event"],
-                        actor=r["actor"], at=datetime.fromisoformat(r["at"]), details=json.loads(r["details"]))
+            MemoryEvent(
+                id=r["id"],
+                memory_id=r["memory_id"],
+                chain_id=r["chain_id"],
+                event=r["event"],
+                actor=r["actor"],
+                at=datetime.fromisoformat(r["at"]),
+                details=json.loads(r["details"]),
+            )
             for r in rows
         ]
 
@@ -628,14 +756,17 @@ class MemoryStore:
             sql += f" LIMIT {check_positive_int(limit, name='limit', owner='MemoryStore.list')}"
         return [self._row_to_item(r) for r in self.db.query(sql, params)]
 
-    def iter_all(self, user_id: str, *, include_inactive: bool = False, batch: int = 1000) -> Iterator[MemoryItem]:
+    def iter_all(
+        self, user_id: str, *, include_inactive: bool = False, batch: int = 1000
+    ) -> Iterator[MemoryItem]:
         """Stream a user's memories in id order without loading them all."""
         last = 0
         active = "" if include_inactive else " AND is_active = 1"
         while True:
             rows = self.db.query(
                 f"SELECT {_COLUMNS} FROM memories WHERE user_id = ? AND id > ?{active} ORDER BY id LIMIT ?",
-                (user_id, last, batch))
+                (user_id, last, batch),
+            )
             if not rows:
                 return
             for r in rows:
@@ -663,7 +794,9 @@ class MemoryStore:
         if not ids:
             return np.zeros((0, self.embedder.dim), dtype=np.float32)
         rows = self.db.query(
-            f"SELECT id, embedding FROM memories WHERE id IN ({','.join('?' * len(ids))})", [int(i) for i in ids])
+            f"SELECT id, embedding FROM memories WHERE id IN ({','.join('?' * len(ids))})",
+            [int(i) for i in ids],
+        )
         by_id = {int(r["id"]): r["embedding"] for r in rows}
         missing = [i for i in ids if int(i) not in by_id]
         if missing:
@@ -681,7 +814,13 @@ class MemoryStore:
         return ids
 
     def search(
-        self, user_id: str, text: str, k: int = 10, *, include_inactive: bool = False, min_score: float | None = None
+        self,
+        user_id: str,
+        text: str,
+        k: int = 10,
+        *,
+        include_inactive: bool = False,
+        min_score: float | None = None,
     ) -> list[tuple[MemoryItem, float]]:
         """The ``k`` memories of ``user_id`` most similar to ``text`` (cosine), best first.
 
@@ -691,7 +830,9 @@ class MemoryStore:
         user_id = check_user_id(user_id, owner="MemoryStore.search")
         text = check_text(text, name="text", owner="MemoryStore.search", max_chars=self.max_text_chars)
         vec = self.embedder.embed([text], mode="query")
-        return self.search_by_vector(user_id, vec[0], k, include_inactive=include_inactive, min_score=min_score)
+        return self.search_by_vector(
+            user_id, vec[0], k, include_inactive=include_inactive, min_score=min_score
+        )
 
     def search_by_vector(
         self,
