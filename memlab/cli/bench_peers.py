@@ -57,9 +57,9 @@ def register(groups: dict[str, Any]) -> None:
 def _run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from memlab.lab.bench.peers import PeersConfig, PeersResult, run_peers
     from memlab.config import Settings
     from memlab.errors import InvalidInputError
+    from memlab.lab.bench.peers import PeersConfig, PeersResult, run_peers
 
     try:
         config = PeersConfig(
