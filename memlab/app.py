@@ -1,12 +1,26 @@
 """One composition root: every service of a memlab database, wired the same way for the CLI, notebooks and dashboard.
 
+Synchronous use (scripts, notebooks): each :meth:`Memlab.turn` starts the background agent, waits for the
+turn's checks and stops it again.
+
 Example:
     >>> from memlab.app import open_memlab
     >>> from memlab.testing import FakeEmbedder, ScriptedJudge
-    >>> lab = open_memlab(":memory:", embedder=FakeEmbedder(), judge=ScriptedJudge())
-    >>> lab.turn("u1", "Abito a Roma").notifications_count
+    >>> with open_memlab(":memory:", embedder=FakeEmbedder(), judge=ScriptedJudge()) as lab:
+    ...     lab.turn("u1", "Abito a Roma").notifications_count
     0
-    >>> lab.close()
+
+Asynchronous use (services): ``async with`` owns the agent for the whole block, so checks run in the
+background between turns and :meth:`Memlab.turn_async` does not restart it.
+
+Example:
+    >>> import asyncio
+    >>> async def main():
+    ...     async with open_memlab(":memory:", embedder=FakeEmbedder(), judge=ScriptedJudge()) as lab:
+    ...         resp, done = await lab.turn_async("u1", "Abito a Roma")
+    ...         return lab.agent.running, done
+    >>> asyncio.run(main())
+    (True, True)
 """
 
 from __future__ import annotations
@@ -16,10 +30,19 @@ import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memlab.config import Settings
 from memlab.protocols import LLM, Embedder, Judge
+
+if TYPE_CHECKING:
+    from memlab.agent import BackgroundAgent
+    from memlab.assistant import Assistant, AssistantResponse
+    from memlab.chats import ChatStore
+    from memlab.integrity import SemanticIntegrityChecker
+    from memlab.notify import NotificationService
+    from memlab.records import MemoryItem
+    from memlab.store import MemoryStore
 
 __all__ = ["Memlab", "open_memlab", "stored_embedder_name"]
 
@@ -53,41 +76,86 @@ class Memlab:
         settings: the settings everything was built from.
     """
 
-    store: Any
-    notifications: Any
-    chats: Any
-    checker: Any | None
-    agent: Any | None
-    assistant: Any
+    store: MemoryStore
+    notifications: NotificationService
+    chats: ChatStore
+    checker: SemanticIntegrityChecker | None
+    agent: BackgroundAgent | None
+    assistant: Assistant
     settings: Settings = field(default_factory=Settings)
 
+    # ------------------------------------------------------------------ lifecycle
+    def __enter__(self) -> Memlab:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Memlab:
+        """Start the background agent in the running loop; it runs until the block ends."""
+        if self.agent is not None:
+            await self.agent.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        """Stop the agent (checks in flight finish; queued ones stay in SQLite) and close the database."""
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop the agent if it runs, then close the database (idempotent)."""
+        if self.agent is not None:
+            await self.agent.stop()
+        self.close()
+
+    def close(self) -> None:
+        """Close the database (and write the FAISS cache)."""
+        self.store.close()
+
+    # ------------------------------------------------------------------ turns
     def turn(self, user_id: str, message: str, *, chat_id: str | None = None, wait: bool = True,
-             timeout: float = 300.0) -> Any:
+             timeout: float = 300.0) -> AssistantResponse:
         """One assistant turn; with ``wait`` the turn's background checks finish before this returns.
+
+        Works in a plain script and inside a running event loop (a Jupyter cell): there the turn runs on a
+        worker thread with its own loop.
 
         Returns:
             The :class:`~memlab.assistant.AssistantResponse`; ``notifications_count`` is the badge after the checks.
         """
-        resp, _ = asyncio.run(self.turn_async(user_id, message, chat_id=chat_id, wait=wait, timeout=timeout))
+        coro = self.turn_async(user_id, message, chat_id=chat_id, wait=wait, timeout=timeout)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            resp, _ = asyncio.run(coro)
+            return resp
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="memlab-turn") as pool:
+            resp, _ = pool.submit(asyncio.run, coro).result()
         return resp
 
     async def turn_async(self, user_id: str, message: str, *, chat_id: str | None = None, wait: bool = True,
-                         timeout: float = 300.0) -> tuple[Any, bool]:
+                         timeout: float = 300.0) -> tuple[AssistantResponse, bool]:
         """Like :meth:`turn`, inside a running event loop; also says whether the turn's checks finished in time
-        (unfinished checks stay queued in SQLite and run at the next start)."""
+        (unfinished checks stay queued in SQLite and run at the next start).
+
+        Inside ``async with`` the agent already runs and is left running; otherwise, with ``wait``, it is
+        started for this turn and stopped after it.
+        """
         done = True
-        if self.agent is not None and wait:
-            await self.agent.start()
+        owned = self.agent is not None and wait and not self.agent.running
+        if owned:
+            await self.agent.start()  # type: ignore[union-attr]
         try:
             resp = await asyncio.to_thread(self.assistant.respond, user_id, message, chat_id=chat_id)
             if self.agent is not None and wait:
                 done = await self.agent.wait_idle(resp.job_ids, timeout=timeout)
         finally:
-            if self.agent is not None and wait:
-                await self.agent.stop()
+            if owned:
+                await self.agent.stop()  # type: ignore[union-attr]
         return resp.model_copy(update={"notifications_count": self.notifications.count(user_id)}), done
 
-    def remember(self, user_id: str, text: str, **fields: Any) -> tuple[Any, list[int]]:
+    def remember(self, user_id: str, text: str, **fields: Any) -> tuple[MemoryItem, list[int]]:
         """Store one memory (:meth:`MemoryStore.add` arguments) and queue its integrity check.
 
         Returns:
@@ -110,10 +178,6 @@ class Memlab:
         with self.store.db.transaction():
             self.chats.delete(chat_id, user_id=user_id)
             conv.forget(chat_id)
-
-    def close(self) -> None:
-        """Close the database (and write the FAISS cache)."""
-        self.store.close()
 
 
 def open_memlab(

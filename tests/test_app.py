@@ -53,3 +53,37 @@ def test_delete_chat_of_another_user_is_not_found_and_changes_nothing(lab) -> No
         lab.delete_chat("u2", a.id)
     assert lab.chats.get(a.id, user_id="u1").title == "Tokyo"
     assert lab.store.db.query_one("SELECT 1 FROM conv_memory WHERE conversation_id = ?", (a.id,))
+
+
+def _birthday_judge() -> ScriptedJudge:
+    return ScriptedJudge(lambda a, b: 0.95 if ("luglio" in a and "agosto" in b) or ("agosto" in a and "luglio" in b) else 0.05)
+
+
+def test_async_with_owns_the_agent_across_turns(tmp_path) -> None:
+    import asyncio
+
+    async def main() -> tuple[bool, bool, int, bool]:
+        async with open_memlab(tmp_path / "a.db", embedder=FakeEmbedder(), judge=_birthday_judge()) as lab:
+            first, done1 = await lab.turn_async("u1", "Il mio compleanno è il 12 luglio")
+            running_between = lab.agent.running  # not stopped after the turn: the block owns it
+            second, done2 = await lab.turn_async("u1", "Il mio compleanno è il 15 agosto")
+            agent = lab.agent
+        return running_between, done1 and done2, second.notifications_count, agent.running
+
+    running_between, done, count, running_after = asyncio.run(main())
+    assert running_between and done and not running_after
+    assert count >= 1  # the birthday contradiction was checked by the running agent
+    with open_memlab(tmp_path / "a.db", embedder=FakeEmbedder(), judge=_birthday_judge()) as again:
+        assert again.notifications.count("u1") == count and again.notifications.count("u2") == 0
+
+
+def test_turn_works_inside_a_running_event_loop(tmp_path) -> None:
+    """What a Jupyter cell does: call the synchronous API while an event loop is running in the thread."""
+    import asyncio
+
+    async def cell() -> int:
+        with open_memlab(tmp_path / "j.db", embedder=FakeEmbedder(), judge=_birthday_judge()) as lab:
+            lab.turn("u1", "Il mio compleanno è il 12 luglio")
+            return lab.turn("u1", "Il mio compleanno è il 15 agosto").notifications_count
+
+    assert asyncio.run(cell()) >= 1
