@@ -12,6 +12,7 @@ whatever import order a test run happens to use.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -192,3 +193,20 @@ def test_runtime_packages_ship_no_training_code(pkg: str) -> None:
     folder = ROOT.joinpath(*pkg.split(".")[1:])
     names = {p.stem for p in folder.glob("*.py")}
     assert not names & {"training", "augment", "calibrate", "bench", "_design_b"}
+
+
+_MEMORIES_SQL = re.compile(r"\b(FROM|INTO|UPDATE|JOIN)\s+memories\b", re.IGNORECASE)
+
+
+def test_memories_sql_lives_in_the_store() -> None:
+    """Every statement on the ``memories`` table is written in ``memlab.store`` (the lab's benchmarks included);
+    everything else goes through :class:`~memlab.store.MemoryStore` methods."""
+    offenders = [
+        f"{name}:{i}"
+        for name, path in _modules().items()
+        if not name.startswith("memlab.store")
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if _MEMORIES_SQL.search(line)
+    ]
+    assert not offenders, offenders
+    assert _MEMORIES_SQL.search('db.query("SELECT id FROM memories WHERE x")')  # the pattern does match SQL

@@ -309,12 +309,7 @@ class ConversationMemoryService:
         )
 
     def _active_ids(self, ids: Sequence[int]) -> set[int]:
-        if not ids:
-            return set()
-        rows = self.db.query(
-            f"SELECT id FROM memories WHERE is_active = 1 AND user_id = ? AND id IN ({','.join('?' * len(ids))})",
-            [self.user_id, *ids])
-        return {int(r["id"]) for r in rows}
+        return self.store.active_ids(self.user_id, ids)
 
     # ------------------------------------------------------------------ the update
     def update_after_user_message(

@@ -348,18 +348,11 @@ class SemanticIntegrityChecker:
         groups = self._groups(f)
         if not groups:
             return
-        db = self.store.db
         for g in sorted(groups):
-            likes = ATTRIBUTE_GROUPS[g]
-            where = " OR ".join("lower(text) LIKE ?" for _ in likes)
-            rows = db.query(
-                f"SELECT id FROM memories WHERE user_id = ? AND is_active = 1 AND id != ? AND ({where}) "
-                f"ORDER BY id DESC LIMIT ?",
-                (item.user_id, item.id, *[f"%{t}%" for t in likes], self.config.max_attribute_candidates),
+            found = self.store.find_containing(
+                item.user_id, ATTRIBUTE_GROUPS[g], exclude_id=item.id, limit=self.config.max_attribute_candidates
             )
-            if not rows:
-                continue
-            for m in self.store.get_many([int(r["id"]) for r in rows]):
+            for m in found:
                 if g in self._groups(self.facts(m)):
                     add(m, "attribute")
 

@@ -298,14 +298,7 @@ def _health_checks(lab: Memlab) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     t0 = time.perf_counter()
     try:
-        if lab.store.db.in_memory:
-            n = lab.store.db.query_one("SELECT COUNT(*) AS n FROM memories")["n"]  # type: ignore[index]
-        else:
-            con = sqlite3.connect(f"file:{lab.store.path}?mode=ro", uri=True, timeout=5.0)
-            try:
-                n = con.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
-            finally:
-                con.close()
+        n = lab.store.probe()
         out["store"] = {"ok": True, "memories": int(n), "ms": round((time.perf_counter() - t0) * 1000, 2)}
     except sqlite3.Error as exc:
         out["store"] = {"ok": False, "error": f"database unreadable: {exc}"}

@@ -785,6 +785,66 @@ class MemoryStore:
         row = self.db.query_one(sql, params)
         return int(row["n"]) if row else 0
 
+    def active_ids(self, user_id: str, ids: Sequence[int]) -> set[int]:
+        """Which of ``ids`` are active memories of ``user_id`` (others' ids and unknown ids are left out).
+
+        Example:
+            >>> from memlab.testing import FakeEmbedder
+            >>> st = MemoryStore(":memory:", embedder=FakeEmbedder())
+            >>> a = st.add("u1", "Abito a Roma", key="city"); b = st.add("u1", "Abito a Milano", key="city")
+            >>> st.active_ids("u1", [a.id, b.id, 99]) == {b.id}, st.active_ids("u2", [b.id])
+            (True, set())
+        """
+        if not ids:
+            return set()
+        rows = self.db.query(
+            f"SELECT id FROM memories WHERE is_active = 1 AND user_id = ? AND id IN ({','.join('?' * len(ids))})",
+            [user_id, *(int(i) for i in ids)],
+        )
+        return {int(r["id"]) for r in rows}
+
+    def find_containing(
+        self, user_id: str, terms: Sequence[str], *, exclude_id: int | None = None, limit: int = 20
+    ) -> list[MemoryItem]:
+        """Active memories of ``user_id`` whose lower-cased text contains any of ``terms``, newest first.
+
+        A lexical lookup that needs no vectors (the integrity checker uses it to find memories about the same
+        attribute that the embedding search would miss).
+
+        Example:
+            >>> from memlab.testing import FakeEmbedder
+            >>> st = MemoryStore(":memory:", embedder=FakeEmbedder())
+            >>> _ = st.add("u1", "Sono nato a Torino"); _ = st.add("u1", "Mi piace il tè")
+            >>> [m.text for m in st.find_containing("u1", ["nato", "nata"])]
+            ['Sono nato a Torino']
+        """
+        if not terms:
+            return []
+        where = " OR ".join("lower(text) LIKE ?" for _ in terms)
+        rows = self.db.query(
+            f"SELECT id FROM memories WHERE user_id = ? AND is_active = 1 AND id != ? AND ({where}) "
+            f"ORDER BY id DESC LIMIT ?",
+            (user_id, -1 if exclude_id is None else int(exclude_id), *[f"%{t.lower()}%" for t in terms], int(limit)),
+        )
+        return self.get_many([int(r["id"]) for r in rows])
+
+    def probe(self) -> int:
+        """Count all memories through a fresh read-only connection (``:memory:``: the store's own).
+
+        A health check: a file that went missing or became unreadable fails here even while this store's
+        connection still has pages cached.
+
+        Raises:
+            sqlite3.Error: the file cannot be read.
+        """
+        if self.db.in_memory:
+            return self.count(include_inactive=True)
+        con = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=5.0)
+        try:
+            return int(con.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+        finally:
+            con.close()
+
     def users(self) -> list[str]:
         """All user ids with at least one memory."""
         return [r["user_id"] for r in self.db.query("SELECT DISTINCT user_id FROM memories ORDER BY user_id")]
