@@ -23,13 +23,12 @@ For a user message:
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from memlab._validation import check_text, check_user_id
-from memlab.errors import InvalidInputError, MemlabError
+from memlab.errors import MemlabError
 from memlab.notify import (
     Notification,
     NotificationService,
@@ -46,6 +45,7 @@ from memlab.notify import (
 from memlab.protocols import LLM
 from memlab.records import Urgency
 from memlab.store.memory import MemoryStore
+from memlab.text import LANGS, MESSAGES, check_lang, is_question, messages, prompt_lang, split_sentences
 
 __all__ = [
     "NO_MODEL_MARKER",
@@ -61,21 +61,12 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 #: The reply part when no LLM is configured: explicit, never invented text.
-NO_MODEL_MARKER = {"it": "(nessun modello configurato)", "en": "(no model configured)"}
-_LLM_FAILED = {"it": "(il modello non ha risposto: {err})", "en": "(the model did not answer: {err})"}
+NO_MODEL_MARKER: dict[str, str] = {lang: MESSAGES[lang]["no_model"] for lang in LANGS}
 #: Longest user message accepted by a turn (characters).
 MAX_MESSAGE_CHARS = 100_000
 
-DEFAULT_SYSTEM_PROMPT = {
-    "it": (
-        "Sei un assistente personale con memoria a lungo termine. Usa le informazioni raccolte sull'utente "
-        "invece di chiederle di nuovo. Se un'informazione è incerta o in conflitto, chiedi; non inventare."
-    ),
-    "en": (
-        "You are a personal assistant with long-term memory. Use what you already know about the user instead "
-        "of asking again. If something is uncertain or conflicting, ask; never invent."
-    ),
-}
+#: The system prompt of each language (from :data:`memlab.text.MESSAGES`).
+DEFAULT_SYSTEM_PROMPT: dict[str, str] = {lang: MESSAGES[lang]["system_prompt"] for lang in LANGS}
 
 
 class IngestResult(BaseModel):
@@ -109,9 +100,6 @@ class Ingestor(Protocol):
         ...
 
 
-_SENT_SPLIT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-
-
 class SentenceIngestor:
     """Fallback extraction: every assertive sentence of the message becomes a plain memory.
 
@@ -129,9 +117,8 @@ class SentenceIngestor:
 
     def _sentences(self, message: str) -> list[str]:
         out = []
-        for s in _SENT_SPLIT.split(message):
-            s = s.strip()
-            if not s or s.endswith(("?", "？")):
+        for s in split_sentences(message):
+            if is_question(s):
                 continue
             cjk = any("\u3040" <= ch <= "\u9fff" for ch in s)
             if (cjk and len(s) < 3) or (not cjk and len(s.split()) < 2):
@@ -175,7 +162,7 @@ class ConversationIngestor:
 
     Args:
         store: the memory store.
-        lang: language of the prompt block.
+        lang: the user's language (``it``/``en``/``zh``); the prompt block is Italian for ``it``, else English.
         llm: when given, the LLM extractor (with its rule fallback) is used; otherwise the rule extractor.
         extractor: an explicit extractor (overrides ``llm``).
 
@@ -190,10 +177,10 @@ class ConversationIngestor:
         from memlab.extraction import ConversationMemoryService, format_for_prompt, load_extractor
 
         self.store = store
-        self.lang = lang
+        self.lang = prompt_lang(lang)  # the prompt block and the extraction prompt: it or en
         self._service_cls = ConversationMemoryService
         self._format = format_for_prompt
-        self.extractor = extractor if extractor is not None else load_extractor(llm=llm, lang=lang)
+        self.extractor = extractor if extractor is not None else load_extractor(llm=llm, lang=self.lang)
         self._services: dict[str, Any] = {}
 
     def _service(self, user_id: str) -> Any:
@@ -300,9 +287,7 @@ class Assistant:
         context_k: int = 20,
         max_high_per_turn: int = 3,
     ) -> None:
-        if lang not in NO_MODEL_MARKER:
-            raise InvalidInputError(f"The 'lang' parameter of Assistant must be one of {sorted(NO_MODEL_MARKER)}. "
-                                    f"Got {lang!r} instead.")
+        check_lang(lang, "Assistant")
         self.store = store
         self.notifications = notifications or NotificationService(store)
         self.agent = agent
@@ -448,13 +433,13 @@ class Assistant:
     def _reply(self, user_id: str, message: str, chat_id: str | None, prompt_block: str) -> tuple[str, str | None]:
         if self.llm is None:
             return NO_MODEL_MARKER[self.lang], None
-        messages = self.compose_messages(user_id, message, chat_id=chat_id, prompt_block=prompt_block)
+        chat = self.compose_messages(user_id, message, chat_id=chat_id, prompt_block=prompt_block)
         try:
-            return self.llm.chat(messages), None
+            return self.llm.chat(chat), None
         except MemlabError as exc:  # the turn completes: notifications and memories must not be lost
             log.warning("assistant: the LLM failed: %s", exc)
             err = f"{type(exc).__name__}: {exc}"
-            return _LLM_FAILED[self.lang].format(err=err), err
+            return messages(self.lang)["llm_failed"].format(err=err), err
 
     def _answer(self, user_id: str, message: str, chat_id: str | None) -> AssistantResponse | None:
         """Handle a message that answers a contradiction or a MEDIUM offer; None if it is a normal message."""

@@ -57,7 +57,7 @@ class Settings(BaseSettings):
     Italian or Chinese statements). ``minilm`` is faster and English-only."""
     judge: str = "default"
     """Judge name: ``default``, ``hf:<model id or path>``, ``llm``."""
-    lang: Literal["it", "en"] = "it"
+    lang: Literal["it", "en", "zh"] = "it"
     """Language of user-facing text (notifications, prompt blocks)."""
     data_dir: Path = Path(".memlab")
     """Where databases and caches go by default."""

@@ -28,6 +28,7 @@ import numpy as np
 
 from memlab.errors import InvalidInputError, LLMError, MemlabError
 from memlab.protocols import LLM, Embedder
+from memlab.text import is_question, split_sentences, word_count
 
 __all__ = [
     "ExtractiveSummarizer",
@@ -124,36 +125,7 @@ class Summarizer(Protocol):
         ...
 
 
-# ----------------------------------------------------------------------------------------- sentences
-_SENT_SPLIT = re.compile(r"(?<=[.!?…])\s+(?=\S)|(?<=[。！？；])|\n+")
-_WORD = re.compile(r"\w+", re.UNICODE)
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
-
-
-def split_sentences(text: str, *, max_chars: int = 400) -> list[str]:
-    """Split text into sentences (Latin and CJK punctuation, newlines); over-long ones are cut at a word.
-
-    Example:
-        >>> split_sentences("Vado a Tokyo il 3 maggio. Vieni? 好的。谢谢")
-        ['Vado a Tokyo il 3 maggio.', 'Vieni?', '好的。', '谢谢']
-    """
-    out: list[str] = []
-    for raw in _SENT_SPLIT.split(text):
-        s = raw.strip()
-        if not s:
-            continue
-        if len(s) > max_chars:
-            cut = s.rfind(" ", 0, max_chars)
-            s = s[: cut if cut > max_chars // 2 else max_chars].rstrip() + "…"
-        out.append(s)
-    return out
-
-
-def _n_words(s: str) -> int:
-    # CJK has no spaces: count characters as words
-    return len(_CJK.findall(s)) + len(_WORD.findall(_CJK.sub(" ", s)))
-
-
+# ----------------------------------------------------------------------------------------- cues
 # Cheap, language-aware cues (Italian, English, Chinese). They only rank; they never drop a sentence alone.
 _MONTHS = (
     r"gennaio|febbraio|marzo|aprile|maggio|giugno|luglio|agosto|settembre|ottobre|novembre|dicembre|"
@@ -176,7 +148,6 @@ _DECISION = re.compile(
     r"comprato|iniziato|finito|trasferit\w*)\b|决定|计划|打算|准备",
     re.IGNORECASE,
 )
-_QUESTION = re.compile(r"[?？]\s*$")
 _FILLER = re.compile(
     r"^(hi|hey|hello|thanks|thank you|ok|okay|yes|no|sure|great|cool|wow|nice|bye|ciao|grazie|sì|si|no|certo|"
     r"va bene|perfetto|bene|salve|buongiorno|buonasera|好的|谢谢|你好)\b[\s!.,…]*",
@@ -187,7 +158,7 @@ _FILLER = re.compile(
 def _cues(sentence: str) -> float:
     """Information cues of a sentence in [0, 1] (documented weights)."""
     s = sentence.strip()
-    words = _n_words(s)
+    words = word_count(s)
     if words < 3 or (_FILLER.match(s) and words < 6):
         return 0.0
     score = 0.0
@@ -199,7 +170,7 @@ def _cues(sentence: str) -> float:
         score += 0.15
     if _DECISION.search(s):
         score += 0.3
-    if _QUESTION.search(s) and words >= 4:
+    if is_question(s) and words >= 4:
         score += 0.3
     score += min(words, 25) / 25 * 0.15  # longer sentences tend to carry content
     return min(score, 1.0)

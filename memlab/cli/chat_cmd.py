@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from memlab.errors import NotFoundError
+from memlab.text import LANGS, messages
 
 __all__ = ["register"]
 
@@ -61,7 +62,7 @@ def register(groups: dict[str, Any]) -> None:
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", required=True, help="SQLite file (memories, chats, notifications, agent queue)")
     p.add_argument("--user", required=True, help="user id")
-    p.add_argument("--lang", choices=["it", "en"], default=None, help="language of notification texts")
+    p.add_argument("--lang", choices=list(LANGS), default=None, help="language of notification texts")
     p.add_argument("--embedder", default=None, help="embedder (default: the one the database was built with)")
 
 
@@ -127,7 +128,7 @@ def _notifications(args: argparse.Namespace) -> int:
                               "notifications": [n.to_dict() for n in items]}, ensure_ascii=False, indent=2))
         else:
             if not items:
-                print("(nessuna notifica)" if lang == "it" else "(no notifications)")
+                print(messages(lang)["no_notifications"])
             for n in items:
                 print(f"#{n.id} [{n.urgency.value}] {n.type.value} ({n.status.value})")
                 print("  " + format_notification(n, lang).replace("\n", "\n  "))
@@ -150,8 +151,7 @@ def _resolve(args: argparse.Namespace) -> int:
         svc = NotificationService(store)
         if args.undo:
             n = svc.undo(args.notification, user_id=args.user)
-            text = ("Risoluzione annullata: la notifica è di nuovo aperta." if lang == "it"
-                    else "Resolution undone: the notification is open again.")
+            text = messages(lang)["undone"]
         else:
             n = svc.resolve(args.notification, args.choice, args.note, user_id=args.user)
             text = format_resolution(n, lang) if n.type.value == "contradiction" else f"#{n.id}: {n.choice}"

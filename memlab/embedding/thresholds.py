@@ -179,7 +179,7 @@ def candidate_threshold(embedder: Embedder, text: str | None = None, similarity_
     """The candidate threshold in force for a new memory ``text``: what the integrity check should use.
 
     ``similarity_threshold`` (``Settings.similarity_threshold``) wins when set; otherwise the embedder's
-    calibrated threshold for the detected language of ``text`` (:func:`memlab.lang.detect_language`), falling
+    calibrated threshold for the detected language of ``text`` (:func:`memlab.text.detect_language`), falling
     back to its all-language ``candidate`` (and to 0.7 for an embedder without thresholds).
 
     Example:
@@ -194,7 +194,7 @@ def candidate_threshold(embedder: Embedder, text: str | None = None, similarity_
         return 0.7
     if text is None or not th.by_language:
         return th.candidate
-    from memlab.lang import detect_language
+    from memlab.text import detect_language
 
     return th.candidate_for(detect_language(text))
 

@@ -31,8 +31,9 @@ from typing import Any
 from memlab._validation import strip_control
 from memlab.errors import InvalidInputError
 from memlab.extraction.records import ExtractionResult, Fact
-from memlab.extraction.signals import detect_lang, keywords, measure, split_sentences, word_count
+from memlab.extraction.signals import keywords, measure
 from memlab.extraction.slots import render_slot
+from memlab.text import detect_lang, is_question, split_sentences, word_count
 
 __all__ = ["MAX_MESSAGE_CHARS", "MAX_SENTENCE_CHARS", "RuleExtractor"]
 
@@ -301,7 +302,7 @@ class RuleExtractor:
     def _skip(self, s: str) -> bool:
         if len(s) > MAX_SENTENCE_CHARS or not any(c.isalpha() for c in s):
             return True
-        if s.rstrip().endswith(("?", "？")) or _QUESTION_START.match(s):
+        if is_question(s) or _QUESTION_START.match(s):
             return True
         core = _LEAD.sub("", s).strip()
         return bool(_CONDITIONAL.match(core) or _REACTION.match(s) or not core)

@@ -12,6 +12,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from memlab.text import FUNCTION_WORDS, detect_lang, split_sentences, word_count
+
 __all__ = [
     "MessageSignals",
     "Tone",
@@ -33,71 +35,7 @@ class Tone(StrEnum):
     VERBOSE = "verbose"
 
 
-# --- sentences ------------------------------------------------------------------------------------
-# end punctuation (Latin + CJK) followed by space/end, or a newline; keeps "12.5", "e.g." mostly intact
-_SENT_END = re.compile(r"(?<=[.!?…。！？])[\"'”»)]*\s+|(?<=[。！？])|\n+")
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af]")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
-
-
-_ABBREV = re.compile(r"(?:^|\s)(?:st|mr|mrs|ms|dr|prof|dott|sig|sigg|ing|avv|jr|sr|vs|etc|ecc|e\.g|i\.e|no|n)\.$",
-                     re.IGNORECASE)
-
-
-def split_sentences(text: str) -> list[str]:
-    """Split a message into sentences (Latin and CJK punctuation, newlines); empty pieces dropped.
-
-    Example:
-        >>> split_sentences("Ciao! Mi chiamo Anna. Abito a Roma")
-        ['Ciao!', 'Mi chiamo Anna.', 'Abito a Roma']
-    """
-    out: list[str] = []
-    for piece in _SENT_END.split(text):
-        piece = piece.strip() if piece else ""
-        if not piece:
-            continue
-        if out and _ABBREV.search(out[-1]):
-            out[-1] = f"{out[-1]} {piece}"  # "St. Mary", "Dott. Rossi": not a sentence end
-        else:
-            out.append(piece)
-    return out
-
-
-def word_count(text: str) -> int:
-    """Words in ``text``; each CJK character counts as one word."""
-    cjk = len(_CJK.findall(text))
-    latin = len(_WORD.findall(_CJK.sub(" ", text)))
-    return latin + cjk
-
-
-# --- language -------------------------------------------------------------------------------------
-_IT = frozenset(
-    "il lo la gli le un una uno di del della dei delle che non per con sono sei è ho hai ha mi ti si ci "
-    "mio mia miei mie tuo tua anche ma perché come quando dove questo questa quello molto più ciao grazie "
-    "io tu lui lei noi voi loro al alla ai nel nella sul sulla da dal dalla abito vivo lavoro anzi chiamami "
-    "boh niente nulla sì cosa".split()
-)
-_EN = frozenset(
-    "the a an of to and is are was were i you he she we they my your his her our their not for with "
-    "that this it in on at from have has had do does did am be been will would can could what when "
-    "where why how yes no thanks hi hello just really so but because me".split()
-)
-
-
-def detect_lang(text: str) -> str:
-    """Guess ``it``, ``en`` or ``zh`` from CJK characters and function words (cheap; ``it`` on a tie).
-
-    Example:
-        >>> detect_lang("I live in Rome"), detect_lang("Abito a Roma"), detect_lang("我住在北京")
-        ('en', 'it', 'zh')
-    """
-    cjk = len(_CJK.findall(text))
-    words = [w.casefold() for w in _WORD.findall(_CJK.sub(" ", text))]
-    if cjk and cjk >= len(words):
-        return "zh"
-    it = sum(w in _IT for w in words)
-    en = sum(w in _EN for w in words)
-    return "en" if en > it else "it"
 
 
 # --- emoji ----------------------------------------------------------------------------------------
@@ -122,7 +60,7 @@ def _strip_emoji(text: str) -> str:
 
 
 # --- keywords -------------------------------------------------------------------------------------
-_STOP = _IT | _EN | frozenset(
+_STOP = FUNCTION_WORDS | frozenset(
     "sono stato stata essere avere fatto fare molto tanto tutto tutti questo quella quel quei ecco "
     "presso verso dopo prima sopra sotto senza tra fra ogni qualche altro altra ancora già sempre mai poi ora "
     "oggi ieri domani così quindi allora però perciò dove cui quale quali sua suo suoi sue loro "

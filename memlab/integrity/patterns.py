@@ -26,6 +26,7 @@ from datetime import datetime
 
 from memlab.entities import Entity, EntityKind
 from memlab.records import ConflictType
+from memlab.text import is_question, split_clauses, split_sentences
 
 __all__ = ["RULES", "Facts", "PatternHit", "asserts_nothing", "compare_facts", "consistent_reason", "summarise"]
 
@@ -195,10 +196,6 @@ def _obj(raw: str) -> str:
     return re.sub(r"(?<=[a-z]{3})s$", "", w)  # plural -> singular (English)
 
 
-def _first_person_sentences(text: str) -> list[str]:
-    return [s for s in re.split(r"[.;!?\n。！？；]+", text) if s.strip()]
-
-
 def summarise(text: str, entities: tuple[Entity, ...], created_at: datetime | None) -> Facts:
     """Build the pattern summary of one memory text.
 
@@ -259,7 +256,7 @@ def summarise(text: str, entities: tuple[Entity, ...], created_at: datetime | No
         if z:
             zodiac = (z, m.group(0))
     negated_core = None
-    sents = _first_person_sentences(text)
+    sents = split_clauses(text)
     if len(sents) == 1 and _FIRST.search(sents[0]):
         s = sents[0]
         neg = bool(_NEG_TOK.search(s))
@@ -419,7 +416,6 @@ def _words(text: str) -> int:
     return len(_TOKEN.findall(text)) + len(re.findall(r"[\u4e00-\u9fff]", text)) // 2
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
 
 
 def asserts_nothing(text: str) -> bool:
@@ -430,9 +426,8 @@ def asserts_nothing(text: str) -> bool:
         >>> asserts_nothing("Do you have any pets? What kind?"), asserts_nothing("I have a dog. Do you?")
         (True, False)
     """
-    parts = [t.strip() for t in _SENTENCE_END.split(text)]
-    parts = [t for t in parts if any(ch.isalnum() for ch in t)]
-    return bool(parts) and all(t.endswith(("?", "？")) for t in parts)
+    parts = [t for t in split_sentences(text) if any(ch.isalnum() for ch in t)]
+    return bool(parts) and all(is_question(t) for t in parts)
 
 
 def _neg_parity(text: str) -> bool:

@@ -3,7 +3,7 @@
 memlab ships two trained judges (see ``memlab/judges/weights/*/CARD.md``): an English one fine-tuned from MiniLM-L6
 (the better of the two on English test sets) and a multilingual one fine-tuned from multilingual-e5-small (far fewer
 false contradictions on Italian and better on Chinese). :class:`LanguageRoutedJudge` detects the language of both
-sides of every pair (:func:`memlab.lang.detect_languages`) and asks the English judge when no side is in another
+sides of every pair (:func:`memlab.text.detect_languages`) and asks the English judge when no side is in another
 language, the multilingual judge otherwise. Each judge is calibrated on its own dev data, so the probabilities of
 both mean the same thing.
 """
@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from memlab.judges.hf import check_pairs
-from memlab.lang import DEFAULT_LANGUAGES, detect_languages
 from memlab.protocols import Judge
 from memlab.records import Verdict
+from memlab.text import DEFAULT_LANGUAGES, detect_languages
 
 __all__ = ["LanguageRoutedJudge"]
 

@@ -17,7 +17,7 @@ How the candidate threshold is chosen (:func:`calibrate_embedder`), from train/d
 * per language, the threshold is the largest value that keeps the recall of related pairs >= ``recall_target``
   (default 0.95); that value also minimises the share of unrelated pairs passing, which only falls as the
   threshold rises. Per-language values ship in ``by_language``; :func:`candidate_threshold` picks the one of a
-  text's detected language (:mod:`memlab.lang`). The shipped ``candidate`` is the minimum over languages, the
+  text's detected language (:mod:`memlab.text`). The shipped ``candidate`` is the minimum over languages, the
   safe value when the language is unknown.
 * the chat-search threshold is chosen the same way for *query -> passage* similarity (``query:`` side = what the
   user types) over all same-topic pairs, with ``chat_recall_target`` (default 0.90).

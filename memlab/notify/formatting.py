@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from memlab.errors import InvalidInputError
 from memlab.notify.records import Notification, NotificationType, ResolutionChoice
 from memlab.records import Urgency
+from memlab.text import is_question, messages, split_sentences
 
 __all__ = [
     "FATIGUE_THRESHOLD",
@@ -49,54 +49,8 @@ __all__ = [
 #: Above this fatigue score MEDIUM becomes LOW for the turn and at most one HIGH is shown.
 FATIGUE_THRESHOLD = 0.7
 
-_TEXT: dict[str, dict[str, str]] = {
-    "it": {
-        "contradiction_head": "[⚠️ CONTRADDIZIONE RILEVATA]",
-        "intro": "Ho trovato due informazioni in conflitto:",
-        "question": "Quale informazione è corretta?",
-        "A": "A) la prima",
-        "B": "B) la seconda",
-        "C": "C) entrambe corrette (spiega il contesto)",
-        "D": "D) cancella entrambe",
-        "important": "[⚠️ IMPORTANTE]",
-        "offer": "Ho una notifica importante per te. Vuoi che te la mostri ora? (sì/no)",
-        "more": "(Hai altre {n} notifiche in attesa.)",
-        "ref": "(notifica n. {id}; rispondi con A, B, C o D)",
-        "res_A": "Ok, tengo la prima informazione: \"{first}\". La seconda non sarà più usata (resta nello storico).",
-        "res_B": "Ok, tengo la seconda informazione: \"{second}\". La prima non sarà più usata (resta nello storico).",
-        "res_C": "Ok, tengo entrambe le informazioni.",
-        "res_C_note": "Ok, tengo entrambe le informazioni, con il contesto: \"{note}\".",
-        "res_D": "Ok, non userò più nessuna delle due informazioni (restano nello storico).",
-        "declined": "Va bene, la notifica resta nella campanella.",
-        "undo": "Puoi annullare questa scelta dallo storico.",
-    },
-    "en": {
-        "contradiction_head": "[⚠️ CONTRADICTION DETECTED]",
-        "intro": "I found two pieces of information that conflict:",
-        "question": "Which information is correct?",
-        "A": "A) the first",
-        "B": "B) the second",
-        "C": "C) both correct (explain the context)",
-        "D": "D) delete both",
-        "important": "[⚠️ IMPORTANT]",
-        "offer": "I have an important notification for you. Do you want me to show it now? (yes/no)",
-        "more": "(You have {n} more pending notifications.)",
-        "ref": "(notification #{id}; answer A, B, C or D)",
-        "res_A": "OK, I keep the first: \"{first}\". The second will no longer be used (it stays in the history).",
-        "res_B": "OK, I keep the second: \"{second}\". The first will no longer be used (it stays in the history).",
-        "res_C": "OK, I keep both.",
-        "res_C_note": "OK, I keep both, with the context: \"{note}\".",
-        "res_D": "OK, I will no longer use either of them (they stay in the history).",
-        "declined": "All right, the notification stays in the bell.",
-        "undo": "You can undo this choice from the history.",
-    },
-}
-
-
-def _t(lang: str) -> dict[str, str]:
-    if lang not in _TEXT:
-        raise InvalidInputError(f"The 'lang' parameter must be one of {sorted(_TEXT)}. Got {lang!r} instead.")
-    return _TEXT[lang]
+def _t(lang: str) -> Mapping[str, str]:
+    return messages(lang)
 
 
 def _pair_texts(n: Notification) -> tuple[str, str]:
@@ -111,7 +65,7 @@ def format_notification(n: Notification, lang: str = "it", *, with_ref: bool = F
 
     Args:
         n: the notification.
-        lang: ``it`` (default) or ``en``.
+        lang: ``it`` (default), ``en`` or ``zh``.
         with_ref: add a line naming the notification id (used when several are shown at once).
     """
     t = _t(lang)
@@ -131,8 +85,7 @@ def format_notification(n: Notification, lang: str = "it", *, with_ref: bool = F
 
 def _statement_only(text: str) -> str:
     """The explanation without its own closing question (the block asks "Quale informazione è corretta?")."""
-    sentences = re.split(r"(?<=[.!?。！？])\s+", text.strip())
-    return " ".join(s for s in sentences if s and not s.endswith(("?", "？"))).strip()
+    return " ".join(s for s in split_sentences(text) if not is_question(s)).strip()
 
 
 def format_high_block(notifications: Sequence[Notification], lang: str = "it") -> str:

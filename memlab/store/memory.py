@@ -30,6 +30,7 @@ from memlab.index.faiss_index import FaissIndex
 from memlab.protocols import Embedder, VectorIndex
 from memlab.records import MemoryItem
 from memlab.store.db import Database
+from memlab.text import messages
 
 __all__ = ["CONFIDENCE_TIE", "DEFAULT_EMBEDDER", "MemoryEvent", "MemoryStore"]
 
@@ -953,7 +954,7 @@ class MemoryStore:
         items = [m for m in items if m.is_active][:k]
         if not items:
             return ""
-        head = "## MEMORIE DELL'UTENTE" if lang == "it" else "## USER MEMORIES"
+        head = messages(lang)["context_head"]
         if agent_type:
             head += f" ({agent_type})"
         lines = [head]

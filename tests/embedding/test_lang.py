@@ -1,11 +1,11 @@
-"""memlab.lang: language detection with lingua on a restricted language set, short-text safe."""
+"""memlab.text: language detection with lingua on a restricted language set, short-text safe."""
 
 from __future__ import annotations
 
 import pytest
 
 from memlab.errors import InvalidInputError
-from memlab.lang import DEFAULT_LANGUAGES, detect_language, detect_languages
+from memlab.text import DEFAULT_LANGUAGES, detect_language, detect_languages
 
 
 @pytest.mark.parametrize(

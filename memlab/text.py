@@ -1,0 +1,391 @@
+"""Text helpers every layer shares: sentences, words, questions, language, and the messages users read.
+
+One module, so that "what is a sentence", "is this a question" and "which language is this" have one answer
+across extraction, the integrity patterns, compaction and the assistant, and every user-facing text exists
+in Italian, English and Chinese side by side.
+
+Sentences
+    :func:`split_sentences` splits after Latin end punctuation followed by a space (closing quotes kept
+    with their sentence), after CJK end punctuation (no space needed: ``。！？；``) and at newlines; an
+    abbreviation ("Dott. Rossi", "St. Mary", "e.g.") does not end a sentence and a decimal ("1.80") is never
+    split. :func:`split_clauses` also splits at semicolons.
+
+Language
+    :func:`detect_language` asks lingua, restricted to a few languages (Italian, English, Chinese and the other
+    large European languages a user may mix in), which makes it faster and more accurate on short texts than an
+    all-language model; it is built lazily on first use (one per language set, shared by the process) and is
+    thread-safe. Text with no letters gives ``None``; text with Han characters and no Latin letters is ``"zh"``
+    without asking the model; ``None`` also when lingua is not confident. :func:`detect_lang` is the cheap
+    it/en/zh guess (function words and CJK characters) used where a model call per sentence is too much.
+
+Messages
+    :data:`MESSAGES` holds every user-facing sentence in ``it``, ``en`` and ``zh``; :func:`messages` returns
+    one language's table and refuses other codes.
+
+Example:
+    >>> split_sentences("Ciao! Mi chiamo Anna. Abito a Roma dal 2020, alto 1.80 m. 好的。谢谢")
+    ['Ciao!', 'Mi chiamo Anna.', 'Abito a Roma dal 2020, alto 1.80 m.', '好的。', '谢谢']
+    >>> is_question("Ti piace il tè?"), is_question("你喜欢茶吗？"), is_question("Mi piace il tè.")
+    (True, True, False)
+    >>> detect_lang("Abito a Roma"), detect_language("The user was born on 12 July 1990"), detect_language("我住在上海")
+    ('it', 'en', 'zh')
+    >>> messages("zh")["question"]
+    '哪条信息是正确的？'
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+from memlab.errors import InvalidInputError, MissingDependencyError
+
+__all__ = [
+    "DEFAULT_LANGUAGES",
+    "FUNCTION_WORDS",
+    "LANGS",
+    "MESSAGES",
+    "check_lang",
+    "detect_lang",
+    "detect_language",
+    "detect_languages",
+    "is_question",
+    "messages",
+    "prompt_lang",
+    "split_clauses",
+    "split_sentences",
+    "word_count",
+]
+
+# ------------------------------------------------------------------------------------------------ sentences
+# end punctuation (Latin) followed by closing quotes and space, CJK end punctuation, or a newline
+_SENT_END = re.compile(r"(?<=[.!?…])[\"'”»)]*\s+|(?<=[。！？；])|\n+")
+_ABBREV = re.compile(
+    r"(?:^|\s)(?:st|mr|mrs|ms|dr|prof|dott|sig|sigg|ing|avv|jr|sr|vs|etc|ecc|e\.g|i\.e|no|n)\.$", re.IGNORECASE
+)
+_CLAUSE_END = re.compile(r"\s*[;；]\s*")
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af]")
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+
+
+def split_sentences(text: str, *, max_chars: int | None = None) -> list[str]:
+    """Split text into sentences (rules in the module docstring); empty pieces are dropped.
+
+    Args:
+        text: any text.
+        max_chars: cut longer sentences at a word boundary (marked with ``…``); ``None`` keeps them whole.
+
+    Example:
+        >>> split_sentences("Vado a Tokyo il 3 maggio. Vieni? 好的。谢谢")
+        ['Vado a Tokyo il 3 maggio.', 'Vieni?', '好的。', '谢谢']
+        >>> split_sentences("Il Dott. Rossi è qui.")
+        ['Il Dott. Rossi è qui.']
+    """
+    out: list[str] = []
+    for piece in _SENT_END.split(text):
+        piece = piece.strip() if piece else ""
+        if not piece:
+            continue
+        if out and _ABBREV.search(out[-1]):
+            out[-1] = f"{out[-1]} {piece}"  # "St. Mary", "Dott. Rossi": not a sentence end
+        else:
+            out.append(piece)
+    if max_chars is not None:
+        out = [_cut(s, max_chars) for s in out]
+    return out
+
+
+def _cut(s: str, max_chars: int) -> str:
+    if len(s) <= max_chars:
+        return s
+    cut = s.rfind(" ", 0, max_chars)
+    return s[: cut if cut > max_chars // 2 else max_chars].rstrip() + "…"
+
+
+def split_clauses(text: str) -> list[str]:
+    """Sentences further split at semicolons (``;`` and ``；``).
+
+    Example:
+        >>> split_clauses("Amo il mare; odio la montagna. Sono alto 1.80")
+        ['Amo il mare', 'odio la montagna.', 'Sono alto 1.80']
+    """
+    return [c for s in split_sentences(text) for c in _CLAUSE_END.split(s) if c.strip()]
+
+
+def is_question(text: str) -> bool:
+    """True when ``text`` ends with a question mark (Latin or full-width), trailing spaces ignored.
+
+    Example:
+        >>> is_question("Vieni?  "), is_question("Vieni.")
+        (True, False)
+    """
+    return text.rstrip().endswith(("?", "？"))
+
+
+def word_count(text: str) -> int:
+    """Words in ``text``; each CJK character counts as one word.
+
+    Example:
+        >>> word_count("I don't know 我不知道")
+        7
+    """
+    return len(_CJK.findall(text)) + len(_WORD.findall(_CJK.sub(" ", text)))
+
+
+# ------------------------------------------------------------------------------------------------ language
+_IT = frozenset(
+    "il lo la gli le un una uno di del della dei delle che non per con sono sei è ho hai ha mi ti si ci "
+    "mio mia miei mie tuo tua anche ma perché come quando dove questo questa quello molto più ciao grazie "
+    "io tu lui lei noi voi loro al alla ai nel nella sul sulla da dal dalla abito vivo lavoro anzi chiamami "
+    "boh niente nulla sì cosa".split()
+)
+_EN = frozenset(
+    "the a an of to and is are was were i you he she we they my your his her our their not for with "
+    "that this it in on at from have has had do does did am be been will would can could what when "
+    "where why how yes no thanks hi hello just really so but because me".split()
+)
+#: Function words of Italian and English (also stop words for keyword extraction).
+FUNCTION_WORDS: frozenset[str] = _IT | _EN
+
+
+def detect_lang(text: str) -> str:
+    """Guess ``it``, ``en`` or ``zh`` from CJK characters and function words (cheap; ``it`` on a tie).
+
+    Example:
+        >>> detect_lang("I live in Rome"), detect_lang("Abito a Roma"), detect_lang("我住在北京")
+        ('en', 'it', 'zh')
+    """
+    cjk = len(_CJK.findall(text))
+    words = [w.casefold() for w in _WORD.findall(_CJK.sub(" ", text))]
+    if cjk and cjk >= len(words):
+        return "zh"
+    it = sum(w in _IT for w in words)
+    en = sum(w in _EN for w in words)
+    return "en" if en > it else "it"
+
+
+#: ISO 639-1 codes the default detector chooses among.
+DEFAULT_LANGUAGES: tuple[str, ...] = ("it", "en", "zh", "fr", "de", "es", "pt")
+
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]")
+_LOCK = threading.Lock()
+
+
+def _has_letters(text: str) -> bool:
+    return any(unicodedata.category(ch).startswith("L") for ch in text)
+
+
+@lru_cache(maxsize=8)
+def _detector(languages: tuple[str, ...], min_relative_distance: float) -> Any:
+    try:
+        from lingua import IsoCode639_1, LanguageDetectorBuilder
+    except ImportError as exc:  # pragma: no cover - core dependency
+        raise MissingDependencyError("lingua-language-detector", "core") from exc
+    codes = []
+    for code in languages:
+        iso = getattr(IsoCode639_1, code.upper(), None)
+        if iso is None:
+            raise InvalidInputError(f"The 'languages' parameter of detect_language must hold ISO 639-1 codes known "
+                                    f"to lingua. Got {code!r} instead.")
+        codes.append(iso)
+    if len(codes) < 2:
+        raise InvalidInputError(
+            f"The 'languages' parameter of detect_language must hold at least 2 codes. Got {list(languages)} instead.")
+    builder = LanguageDetectorBuilder.from_iso_codes_639_1(*codes)
+    if min_relative_distance > 0:
+        builder = builder.with_minimum_relative_distance(min_relative_distance)
+    return builder.build()
+
+
+def _norm_langs(languages: Iterable[str] | None) -> tuple[str, ...]:
+    if languages is None:
+        return DEFAULT_LANGUAGES
+    if isinstance(languages, str):
+        raise InvalidInputError("The 'languages' parameter of detect_language must be a sequence of codes, not a str.")
+    return tuple(sorted({str(x).lower() for x in languages}))
+
+
+def detect_language(
+    text: str, *, languages: Sequence[str] | None = None, min_relative_distance: float = 0.0
+) -> str | None:
+    """The ISO 639-1 code of ``text``'s language (``"it"``, ``"en"``, ``"zh"`` ...), or ``None`` if unknown.
+
+    Args:
+        text: any text; short texts are fine.
+        languages: codes to choose among (default :data:`DEFAULT_LANGUAGES`).
+        min_relative_distance: lingua's confidence margin in [0, 0.99]; higher returns ``None`` more often on
+            ambiguous short texts.
+
+    Returns:
+        A lowercase ISO 639-1 code, or ``None`` for text without letters or when lingua is not confident.
+
+    Raises:
+        InvalidInputError: ``text`` is not a str, or bad ``languages`` / ``min_relative_distance``.
+    """
+    if not isinstance(text, str):
+        raise InvalidInputError(f"The 'text' parameter of detect_language must be a str. Got {type(text).__name__} "
+                                "instead.")
+    if not 0.0 <= min_relative_distance <= 0.99:
+        raise InvalidInputError("The 'min_relative_distance' parameter of detect_language must be a float in "
+                                f"[0, 0.99]. Got {min_relative_distance!r} instead.")
+    langs = _norm_langs(languages)
+    text = text[:2000]  # the first 2000 characters decide; keeps huge inputs cheap
+    if not _has_letters(text):
+        return None
+    if "zh" in langs and _HAN.search(text) and not _LATIN.search(text):
+        return "zh"
+    with _LOCK:  # building is the expensive part; the lock also serialises the first build
+        det = _detector(langs, round(float(min_relative_distance), 4))
+    lang = det.detect_language_of(text)
+    if lang is None:
+        return None
+    return str(lang.iso_code_639_1.name).lower()
+
+
+def detect_languages(texts: Sequence[str], **kwargs: Any) -> list[str | None]:
+    """:func:`detect_language` over a batch, order kept.
+
+    Raises:
+        InvalidInputError: ``texts`` is a bare str, or an item is not a str.
+    """
+    if isinstance(texts, str):
+        raise InvalidInputError("The 'texts' parameter of detect_languages must be a sequence of str, not a str.")
+    return [detect_language(t, **kwargs) for t in texts]
+
+
+# ------------------------------------------------------------------------------------------------ messages
+#: Languages every user-facing message exists in.
+LANGS: tuple[str, ...] = ("it", "en", "zh")
+
+#: Every user-facing message, per language (``str.format`` fields in braces).
+MESSAGES: Mapping[str, Mapping[str, str]] = {
+    "it": {
+        "contradiction_head": "[⚠️ CONTRADDIZIONE RILEVATA]",
+        "intro": "Ho trovato due informazioni in conflitto:",
+        "question": "Quale informazione è corretta?",
+        "A": "A) la prima",
+        "B": "B) la seconda",
+        "C": "C) entrambe corrette (spiega il contesto)",
+        "D": "D) cancella entrambe",
+        "important": "[⚠️ IMPORTANTE]",
+        "offer": "Ho una notifica importante per te. Vuoi che te la mostri ora? (sì/no)",
+        "more": "(Hai altre {n} notifiche in attesa.)",
+        "ref": "(notifica n. {id}; rispondi con A, B, C o D)",
+        "res_A": "Ok, tengo la prima informazione: \"{first}\". La seconda non sarà più usata (resta nello storico).",
+        "res_B": "Ok, tengo la seconda informazione: \"{second}\". La prima non sarà più usata (resta nello storico).",
+        "res_C": "Ok, tengo entrambe le informazioni.",
+        "res_C_note": "Ok, tengo entrambe le informazioni, con il contesto: \"{note}\".",
+        "res_D": "Ok, non userò più nessuna delle due informazioni (restano nello storico).",
+        "declined": "Va bene, la notifica resta nella campanella.",
+        "undo": "Puoi annullare questa scelta dallo storico.",
+        "no_model": "(nessun modello configurato)",
+        "llm_failed": "(il modello non ha risposto: {err})",
+        "system_prompt": (
+            "Sei un assistente personale con memoria a lungo termine. Usa le informazioni raccolte sull'utente "
+            "invece di chiederle di nuovo. Se un'informazione è incerta o in conflitto, chiedi; non inventare."
+        ),
+        "context_head": "## MEMORIE DELL'UTENTE",
+        "no_notifications": "(nessuna notifica)",
+        "undone": "Risoluzione annullata: la notifica è di nuovo aperta.",
+    },
+    "en": {
+        "contradiction_head": "[⚠️ CONTRADICTION DETECTED]",
+        "intro": "I found two pieces of information that conflict:",
+        "question": "Which information is correct?",
+        "A": "A) the first",
+        "B": "B) the second",
+        "C": "C) both correct (explain the context)",
+        "D": "D) delete both",
+        "important": "[⚠️ IMPORTANT]",
+        "offer": "I have an important notification for you. Do you want me to show it now? (yes/no)",
+        "more": "(You have {n} more pending notifications.)",
+        "ref": "(notification #{id}; answer A, B, C or D)",
+        "res_A": "OK, I keep the first: \"{first}\". The second will no longer be used (it stays in the history).",
+        "res_B": "OK, I keep the second: \"{second}\". The first will no longer be used (it stays in the history).",
+        "res_C": "OK, I keep both.",
+        "res_C_note": "OK, I keep both, with the context: \"{note}\".",
+        "res_D": "OK, I will no longer use either of them (they stay in the history).",
+        "declined": "All right, the notification stays in the bell.",
+        "undo": "You can undo this choice from the history.",
+        "no_model": "(no model configured)",
+        "llm_failed": "(the model did not answer: {err})",
+        "system_prompt": (
+            "You are a personal assistant with long-term memory. Use what you already know about the user instead "
+            "of asking again. If something is uncertain or conflicting, ask; never invent."
+        ),
+        "context_head": "## USER MEMORIES",
+        "no_notifications": "(no notifications)",
+        "undone": "Resolution undone: the notification is open again.",
+    },
+    "zh": {
+        "contradiction_head": "[⚠️ 检测到矛盾]",
+        "intro": "我发现了两条相互矛盾的信息：",
+        "question": "哪条信息是正确的？",
+        "A": "A) 第一条",
+        "B": "B) 第二条",
+        "C": "C) 两条都正确（请说明背景）",
+        "D": "D) 两条都删除",
+        "important": "[⚠️ 重要]",
+        "offer": "我有一条重要通知。现在要看吗？（是/否）",
+        "more": "（你还有 {n} 条待处理的通知。）",
+        "ref": "（通知编号 {id}；请回答 A、B、C 或 D）",
+        "res_A": "好的，我保留第一条：“{first}”。第二条将不再使用（保留在历史记录中）。",
+        "res_B": "好的，我保留第二条：“{second}”。第一条将不再使用（保留在历史记录中）。",
+        "res_C": "好的，两条我都保留。",
+        "res_C_note": "好的，两条我都保留，背景是：“{note}”。",
+        "res_D": "好的，这两条我都不再使用（保留在历史记录中）。",
+        "declined": "好的，这条通知会留在提醒铃铛里。",
+        "undo": "你可以在历史记录中撤销这个选择。",
+        "no_model": "（未配置模型）",
+        "llm_failed": "（模型没有回应：{err}）",
+        "system_prompt": (
+            "你是一个拥有长期记忆的个人助理。使用你已经知道的用户信息，不要重复询问。"
+            "如果信息不确定或相互矛盾，请询问；不要编造。"
+        ),
+        "context_head": "## 用户记忆",
+        "no_notifications": "（没有通知）",
+        "undone": "已撤销处理：这条通知重新打开。",
+    },
+}
+
+
+def check_lang(lang: Any, owner: str = "messages") -> str:
+    """``lang`` when it is one of :data:`LANGS`.
+
+    Raises:
+        InvalidInputError: any other value.
+    """
+    if lang not in MESSAGES:
+        raise InvalidInputError(f"The 'lang' parameter of {owner} must be one of {list(LANGS)}. Got {lang!r} instead.")
+    return str(lang)
+
+
+def prompt_lang(lang: str) -> str:
+    """Language of instructions written for the model: Italian for Italian users, English otherwise.
+
+    The user reads replies and notifications in their own language (:func:`messages`); the extraction prompt
+    and the conversation-state block exist in Italian and English only.
+
+    Example:
+        >>> prompt_lang("it"), prompt_lang("zh")
+        ('it', 'en')
+    """
+    return "it" if check_lang(lang, "prompt_lang") == "it" else "en"
+
+
+def messages(lang: str) -> Mapping[str, str]:
+    """The user-facing messages in ``lang`` (``it``, ``en`` or ``zh``).
+
+    Raises:
+        InvalidInputError: another language code.
+
+    Example:
+        >>> messages("it")["offer"].endswith("(sì/no)")
+        True
+    """
+    return MESSAGES[check_lang(lang)]
