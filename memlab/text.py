@@ -62,8 +62,8 @@ __all__ = [
 ]
 
 # ------------------------------------------------------------------------------------------------ sentences
-# end punctuation (Latin) followed by closing quotes and space, CJK end punctuation, or a newline
-_SENT_END = re.compile(r"(?<=[.!?…])[\"'”»)]*\s+|(?<=[。！？；])|\n+")
+# Latin end punctuation (maybe one closing quote or bracket) then space; CJK end punctuation; a newline
+_SENT_END = re.compile(r"(?:(?<=[.!?…])|(?<=[.!?…][\"'”»)]))\s+|(?<=[。！？；])|\n+")
 _ABBREV = re.compile(
     r"(?:^|\s)(?:st|mr|mrs|ms|dr|prof|dott|sig|sigg|ing|avv|jr|sr|vs|etc|ecc|e\.g|i\.e|no|n)\.$", re.IGNORECASE
 )
