@@ -73,7 +73,7 @@ def header_with_bell() -> None:
 
 
 def ago(dt: datetime | None, now: datetime | None = None) -> str:
-    """Relative time like seed 004's UI: "just now", "2m ago", "3h ago", "5d ago"."""
+    """Relative time, as memory UIs show it: "just now", "2m ago", "3h ago", "5d ago"."""
     if dt is None:
         return "—"
     now = now or datetime.now(UTC)

@@ -1,6 +1,6 @@
 """The :class:`BackgroundAgent`: integrity checks off the ingestion path, through a durable SQLite queue.
 
-Flow (DESIGN §1.4, seed 000 §4): the assistant stores a memory and calls
+Flow: the assistant stores a memory and calls
 :meth:`BackgroundAgent.process_new_knowledge`, which only inserts a row in the ``agent_queue`` table and
 returns. An asyncio worker claims due jobs and runs the integrity check in a dedicated thread pool (torch and
 faiss calls block); every contradiction found becomes a notification (HIGH by default, de-duplicated by memory

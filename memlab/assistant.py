@@ -1,4 +1,4 @@
-"""The :class:`Assistant`: one user turn, end to end (seed 000 §6.4–6.5, DESIGN §1.4 and §1.4b).
+"""The :class:`Assistant`: one user turn, end to end.
 
 For a user message:
 
@@ -13,7 +13,7 @@ For a user message:
    for a check.
 4. An integrity check of every new memory is enqueued on the :class:`~memlab.agent.BackgroundAgent`.
 5. The reply comes from the configured LLM; with none, the reply part is the explicit marker
-   ``(nessun modello configurato)``. The model sees (§1.4b): the system prompt, the ``format_for_prompt``
+   ``(nessun modello configurato)``. The model sees: the system prompt, the ``format_for_prompt``
    block of the conversation memory, ``build_context`` (the user's active memories relevant to the
    message), the chat's ``assistant_history`` (never ``full_history``), then the message.
 6. The response is ``HIGH block + reply + MEDIUM offer``; :class:`AssistantResponse` also carries
@@ -338,7 +338,7 @@ class Assistant:
     def compose_messages(
         self, user_id: str, message: str, *, chat_id: str | None = None, prompt_block: str = ""
     ) -> list[dict[str, Any]]:
-        """What the model sees for ``message`` (DESIGN §1.4b): system prompt + conversation-memory block +
+        """What the model sees for ``message`` : system prompt + conversation-memory block +
         ``build_context`` in one system message, then ``assistant_history``, then the message."""
         ctx = self.store.build_context(user_id, message, project_id=self.project_id, agent_type=self.agent_type,
                                        k=self.context_k, lang=self.lang)

@@ -27,12 +27,12 @@ MAX_TEXT_CHARS = 10_000
 class Settings(BaseSettings):
     """memlab's settings; every field can be set as ``MEMLAB_<FIELD>`` in the environment.
 
-    The defaults are the seeds' values (seed 000 §8, seed 002).
+    The defaults are the product's documented values (README, Configuration).
     """
 
     model_config = SettingsConfigDict(env_prefix="MEMLAB_", env_nested_delimiter="__", extra="ignore")
 
-    # integrity (seed 000 §8)
+    # integrity
     integrity_confidence_threshold: float = Field(0.8, ge=0.0, le=1.0)
     """A contradiction is reported only at confidence >= this."""
     integrity_max_similar_memories: int = Field(10, ge=1)
@@ -43,10 +43,11 @@ class Settings(BaseSettings):
     """Cosine above which two memories are "similar enough to check" for a contradiction, in the ACTIVE
     embedder's own cosine scale. ``None`` (default) uses that embedder's calibrated candidate threshold
     (``embedder.thresholds.candidate``, shipped in ``memlab/embedding/calibration/<name>.json`` and measured by
-    ``memlab calibrate-embedder NAME``), which keeps the seed's meaning whatever the model. The seed's 0.7 was a
-    value for one English model: it is not comparable across embedders (DESIGN §3)."""
+    ``memlab calibrate-embedder NAME``), which keeps the meaning of "similar enough to compare" whatever the
+    model. A fixed 0.7 was a value for one English model: it is not comparable across embedders (their cosine
+    scales differ)."""
 
-    # compaction (seed 002)
+    # compaction
     summary_window_size: int = Field(30, ge=4)
     """Max turns in a chat's ``assistant_history`` before compaction."""
 

@@ -44,7 +44,7 @@ class Label(StrEnum):
 
 
 class Urgency(StrEnum):
-    """How soon the user must see a notification (seed 000 §5)."""
+    """How soon the user must see a notification: HIGH before the reply, MEDIUM offered after it, LOW in the bell."""
 
     HIGH = "high"
     MEDIUM = "medium"
@@ -87,7 +87,7 @@ class Verdict:
 
 @dataclass(frozen=True, slots=True)
 class MemoryItem:
-    """One memory of one user (DESIGN §1.1).
+    """One memory of one user: a version in a chain (``supersedes``/``superseded_by``), active or not.
 
     Attributes:
         id: integer id, unique in the store (also the FAISS id).
@@ -174,7 +174,7 @@ class Contradiction:
 
 @dataclass(frozen=True, slots=True)
 class IntegrityResult:
-    """Result of checking one memory against the store (seed 000 §3).
+    """Result of checking one memory against the rest of its user's store.
 
     Attributes:
         item_id: the checked memory.

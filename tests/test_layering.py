@@ -210,3 +210,20 @@ def test_memories_sql_lives_in_the_store() -> None:
     ]
     assert not offenders, offenders
     assert _MEMORIES_SQL.search('db.query("SELECT id FROM memories WHERE x")')  # the pattern does match SQL
+
+
+_OUTSIDE_DOCS = re.compile(r"DESIGN §|DESIGN\.md|STYLE §|seed-audit|\bseed 00\d|\bissue \d+\b|§\d")
+
+
+def test_code_explains_itself_without_outside_documents() -> None:
+    """Comments, docstrings and CLI help say what they mean instead of pointing at design notes or issue numbers
+    that a user of the package cannot read."""
+    files = {**_modules(), **{p.stem: p for p in (ROOT.parent / "dashboard").rglob("*.py")}}
+    offenders = [
+        f"{name}:{i}: {line.strip()[:80]}"
+        for name, path in files.items()
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if _OUTSIDE_DOCS.search(line)
+    ]
+    assert not offenders, offenders
+    assert _OUTSIDE_DOCS.search("see DESIGN §1.3") and _OUTSIDE_DOCS.search("(issue 5)")

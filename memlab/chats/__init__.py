@@ -1,4 +1,4 @@
-"""Chats and compaction (DESIGN §1.5, issue 8).
+"""Chats and compaction: long chats keep a summary turn plus a window of recent turns, and are searchable.
 
 * :class:`ChatStore`: user-scoped chats in the memory store's SQLite file; ``full_history`` for the UI,
   ``assistant_history`` (at most 30 turns, a summary turn at the head once compacted) for the model; a

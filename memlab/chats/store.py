@@ -55,7 +55,7 @@ from memlab.store.db import Database
 
 __all__ = ["SUMMARY_WINDOW_SIZE", "Chat", "ChatStore", "validate_turns"]
 
-#: Max turns in ``assistant_history`` (seed 002).
+#: Max turns in ``assistant_history`` (the window sent to the model after the summary turn).
 SUMMARY_WINDOW_SIZE = 30
 #: Longest text of one turn (all parts together), in characters.
 MAX_TURN_CHARS = 100_000
@@ -100,7 +100,7 @@ _TURN_KEYS = frozenset({"role", "parts", "thinking"})
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Chat:
-    """One chat of one user (DESIGN §1.5).
+    """One chat of one user: full history, compaction state, title and summary embedding.
 
     Attributes:
         id: chat id.

@@ -13,7 +13,7 @@ __all__ = ["register"]
 def register(groups: dict[str, Any]) -> None:
     """Add ``eval integrity`` and ``bench integrity`` to the parser."""
     p = groups["eval"].add_parser(
-        "integrity", help="memory-level contradiction detection on whole dialogues/profiles (issue 5)")
+        "integrity", help="memory-level contradiction detection on whole dialogues/profiles")
     p.add_argument("--dataset", required=True, choices=["decode", "cdconv", "ci_tod", "kvpi"])
     p.add_argument("--split", default=None, help="decode: human-bot|rct; others: test (default), dev, train")
     p.add_argument("--data-dir", default=None, help="another copy of the dataset files")

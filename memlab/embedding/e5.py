@@ -4,12 +4,12 @@ e5 was trained with asymmetric prefixes: ``query: `` for search queries and ``pa
 :class:`E5Embedder` maps memlab's ``mode`` onto them (``mode="query"`` -> ``query:``, ``"passage"`` ->
 ``passage:``). Memory-vs-memory comparisons (the contradiction candidate stage) use ``passage`` on both sides.
 
-Centering. e5's raw cosines sit on a compressed scale (unrelated sentences score 0.75-0.88, DESIGN §3): every
+Centering. e5's raw cosines sit on a compressed scale (unrelated sentences score 0.75-0.88): every
 vector shares a large common component. ``E5Embedder(center=True)`` (the registered ``e5``) subtracts the mean
 vector of each mode, measured once on train/dev texts of the calibration sets (Italian, English, Chinese;
 shipped as ``calibration/e5.center.json``, refit with ``memlab calibrate-embedder e5 --fit-center``), before
 normalising. This is the usual anisotropy correction ("all-but-the-top", Mu & Viswanath 2018, first step): it
-spreads the scale (the seed's Italian birthday pair 0.93 -> 0.65, "Il mio cane si chiama Fido" vs it
+spreads the scale (the Italian birthday pair 0.93 -> 0.65, "Il mio cane si chiama Fido" vs it
 0.86 -> 0.25) and separates related from unrelated pairs better on held-out data (see ``memlab bench
 embedders``). ``e5-raw`` is the uncentered model. Refitting the centre changes every vector: a store built
 with the old centre must be re-embedded (``MemoryStore`` does so when the embedder name or dim changes).

@@ -8,7 +8,7 @@ How it works (offline; no NER model can be installed here):
   year), "luglio 1990" -> ``1990-07``. Relative expressions ("ieri", "last Friday", "venerdì prossimo",
   "3 days ago", "tra due settimane", "昨天") are resolved against ``ref_time`` with dateparser plus small
   rules for the forms it misses; without ``ref_time`` they are skipped. CJK dates ("8月15日",
-  "1990年7月12日") use an explicit rule because dateparser mis-parses them (DESIGN §3).
+  "1990年7月12日") use an explicit rule because dateparser mis-parses them.
 * **Numbers with units** (height, weight, age, money, distance, counts): regexes find number + unit, pint
   converts to the canonical unit (cm, kg, km; ages in years; money keeps its currency).
 * **Names / places / organisations** follow first-person patterns ("mi chiamo X", "chiamami X", "call me X",

@@ -170,7 +170,7 @@ def score_contradiction(
     seconds: float | None = None,
     n_pairs: int | None = None,
 ) -> tuple[dict[str, Any], dict[str, dict[str, int]], list[str]]:
-    """All metrics of the contradiction task (the exact ``run.json`` keys of issue 3).
+    """All metrics of the contradiction task (the ``run.json`` keys the dashboard and the suite read).
 
     Args:
         gold: gold labels in the dataset's label space.

@@ -529,7 +529,7 @@ def make_spec(
 
 
 def default_run_dir(task: str, *, root: str | Path = "runs") -> Path:
-    """``<root>/<UTC timestamp>_<task>_<shortid>`` (STYLE §6); not created.
+    """``<root>/<UTC timestamp>_<task>_<shortid>`` ; not created (sortable by time, unique by the short id).
 
     Example:
         >>> default_run_dir("contradiction").parent.name

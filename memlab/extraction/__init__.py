@@ -1,4 +1,4 @@
-"""Fact extraction and the per-conversation memory (DESIGN §1.2, seed 001).
+"""Fact extraction and the per-conversation memory (what the assistant must not ask again).
 
 Example:
     >>> from memlab.store import MemoryStore

@@ -1,4 +1,4 @@
-"""The LLM extractor: seed 001's extraction prompt as a JSON-schema structured call, validated.
+"""The LLM extractor: the extraction prompt as a JSON-schema structured call, validated.
 
 On output that does not validate it retries once, feeding the validation error back to the model; if
 that fails too (or the backend fails), it falls back to the :class:`~memlab.extraction.RuleExtractor`, so

@@ -1,4 +1,4 @@
-"""The per-conversation memory (seed 001, anti-redundancy), persisted in the store's SQLite file.
+"""The per-conversation memory (anti-redundancy: known facts, explored topics, unanswered areas), persisted in the store's SQLite file.
 
 One :class:`ConversationMemoryService` serves one user: every conversation it creates or reads belongs
 to that user, and a conversation id of another user is reported as not found (isolation). After each user
@@ -50,7 +50,7 @@ __all__ = ["FATIGUE_DECAY", "SCHEMA", "ConversationMemoryService", "UpdateResult
 
 log = logging.getLogger(__name__)
 
-#: Weight of the previous fatigue score when folding a new signal (seed 001: ``0.7 * old + 0.3 * new``).
+#: Weight of the previous fatigue score when folding a new signal (``0.7 * old + 0.3 * new``: a tired message moves the score, one message never flips it).
 FATIGUE_DECAY = 0.7
 
 SCHEMA: list[str] = [
@@ -320,7 +320,7 @@ class ConversationMemoryService:
         *,
         ref_time: datetime | None = None,
     ) -> UpdateResult:
-        """Read one user message into the conversation memory and the store (seed 001 §3).
+        """Read one user message into the conversation memory and the store.
 
         Args:
             conversation_id: the conversation (created on first use, owned by this service's user).

@@ -1,4 +1,4 @@
-"""``format_for_prompt``: the conversation memory as a block of the assistant's system prompt (seed 001)."""
+"""``format_for_prompt``: the conversation memory as a block of the assistant's system prompt."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def format_for_prompt(
     min_confidence: float = MIN_PROMPT_CONFIDENCE,
     fatigue_threshold: float = FATIGUE_WARNING_THRESHOLD,
 ) -> str:
-    """Render the memory as prompt sections (seed 001's Italian headings; English with ``lang="en"``).
+    """Render the memory as prompt sections (Italian headings; English with ``lang="en"``).
 
     Sections, each only when it has content: known facts (active, confidence >= ``min_confidence``, with
     the instruction not to ask again), topics discussed (coverage and sub-goals), unanswered areas, a fatigue

@@ -1,4 +1,4 @@
-"""Records of fact extraction and of the per-conversation memory (seed 001)."""
+"""Records of fact extraction and of the per-conversation memory (facts, topics, unanswered areas, fatigue)."""
 
 from __future__ import annotations
 
@@ -164,7 +164,7 @@ class UnansweredArea:
 
 @dataclass(frozen=True, slots=True)
 class ConversationMemory:
-    """The anti-redundancy memory of one conversation (seed 001).
+    """The anti-redundancy memory of one conversation: what is known, explored and unanswered, so nothing is asked twice.
 
     Attributes:
         conversation_id: the conversation.

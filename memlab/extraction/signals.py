@@ -27,7 +27,7 @@ __all__ = [
 
 
 class Tone(StrEnum):
-    """Detected communication style of the user (seed 001)."""
+    """Detected communication style of the user (formal, casual, brief, verbose)."""
 
     FORMAL = "formal"
     CASUAL = "casual"

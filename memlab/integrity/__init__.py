@@ -1,4 +1,4 @@
-"""Semantic integrity: layered contradiction detection over the memory store (DESIGN §1.3).
+"""Semantic integrity: layered contradiction detection over the memory store (similarity, entities, patterns, a calibrated judge).
 
 Example:
     >>> from memlab.integrity import SemanticIntegrityChecker

@@ -1,6 +1,6 @@
 """``SemanticIntegrityChecker``: layered contradiction detection over a :class:`~memlab.store.MemoryStore`.
 
-Levels, cheap to expensive (DESIGN §1.3); each level can decide a pair or pass it on:
+Levels, cheap to expensive; each level can decide a pair or pass it on:
 
 1. **candidates** — which earlier memories of the *same user* to compare with:
 
@@ -10,7 +10,7 @@ Levels, cheap to expensive (DESIGN §1.3); each level can decide a pair or pass 
    * ``same_key``: every active memory with the same ``key`` (and project);
    * ``version``: the memory this one superseded, or the one it lost to (inactive, but the user must be asked);
    * ``attribute``: memories that speak about the same attribute as this one, found *without* the cosine,
-     because an English embedder scores Italian/Chinese pairs low (DESIGN §3): the item's entities and
+     because an English embedder scores Italian/Chinese pairs low: the item's entities and
      pattern facts name attribute groups (birth, height, residence, name, diet, marital status ...); each
      group has cue words (``nat``, ``born``, ``compleann``, ``生日`` ...) that select the user's active
      memories with a SQL ``LIKE`` prefilter (most recent first, capped); those rows go through entity

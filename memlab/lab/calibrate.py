@@ -1,6 +1,6 @@
 """Per-embedder calibration of similarity thresholds, and the candidate-stage benchmark used to pick the default.
 
-Why: a cosine of 0.7 means different things for different models (DESIGN §3: MiniLM scores the seed's Italian
+Why: a cosine of 0.7 means different things for different models (MiniLM scores the Italian
 birthday pair 0.54, multilingual-e5 0.93 with unrelated pairs at 0.80-0.86). So each embedder carries its own
 *candidate* threshold ("similar enough to check for a contradiction") and *chat-search* threshold, measured on
 labelled data and shipped as ``memlab/embedding/calibration/<name>.json``.

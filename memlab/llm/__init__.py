@@ -1,4 +1,4 @@
-"""Optional LLM backends (DESIGN §1.6): Ollama and any OpenAI-compatible server, via their official clients.
+"""Optional LLM backends: Ollama and any OpenAI-compatible server, via their official clients.
 
 Both implement :class:`memlab.protocols.LLM` (``chat`` -> str, ``structured`` -> validated pydantic object)
 and add :meth:`~memlab.llm.BaseLLM.complete` (content, hidden thinking, tool calls), retries with backoff

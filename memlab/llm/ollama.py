@@ -27,7 +27,7 @@ DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
 
 
 class OllamaLLM(BaseLLM):
-    """A model served by Ollama (the seed's host agent runs on it).
+    """A model served by Ollama (the local default for a host agent).
 
     The reply is always streamed (``stream=True``): visible pieces go to ``on_token``; ``thinking`` pieces
     are accumulated into :attr:`ChatResult.thinking` and never shown; tool calls are parsed; structured

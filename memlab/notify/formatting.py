@@ -1,6 +1,6 @@
 """How notifications reach the user, by urgency (Italian by default, English available).
 
-- HIGH: a block **before** the reply. For a contradiction it is the seed's block::
+- HIGH: a block **before** the reply. For a contradiction it is the A–D question block::
 
       [⚠️ CONTRADDIZIONE RILEVATA]
       Ho trovato due informazioni in conflitto:

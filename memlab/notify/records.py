@@ -35,7 +35,7 @@ class NotificationStatus(StrEnum):
 
 
 class ResolutionChoice(StrEnum):
-    """The user's answer to a contradiction (seed 000): memlab never decides alone."""
+    """The user's answer to a contradiction : memlab never decides alone."""
 
     A = "A"
     """Keep the first (older) memory; the second becomes inactive."""

@@ -1,6 +1,6 @@
 """Apply a user's answer to a contradiction to the memory store, and revert it from history.
 
-The choices (seed 000): ``A`` keeps the first (older) memory and deactivates the second, ``B`` the reverse,
+The choices: ``A`` keeps the first (older) memory and deactivates the second, ``B`` the reverse,
 ``C`` keeps both and attaches the user's explanation to both as context, ``D`` deactivates both. Nothing is
 deleted. Every change goes through the store's own methods (``deactivate``/``reactivate``/``annotate``/
 ``record_event``), so it is in the memories' event history with who, when, which notification and which

@@ -1,4 +1,4 @@
-"""``memlab serve``: the seeds' HTTP APIs over memlab (FastAPI on uvicorn; needs ``memlab[serve]``).
+"""``memlab serve``: chats, memory, notifications and turns over HTTP (FastAPI on uvicorn; needs ``memlab[serve]``).
 
 - :func:`create_app` builds the app (``/api/chats``, ``/api/memory``, ``/api/notifications``, ``/api/turn``,
   ``/health``, OpenAPI docs at ``/docs``).

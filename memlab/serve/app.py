@@ -1,4 +1,4 @@
-"""The FastAPI app of ``memlab serve``: the seeds' HTTP APIs as thin routes over :class:`memlab.app.Memlab`.
+"""The FastAPI app of ``memlab serve``: chats, memory, notifications and turns as thin routes over :class:`memlab.app.Memlab`.
 
 Every ``/api`` route needs ``Authorization: Bearer <key>`` (keys from ``memlab users add NAME``); the key decides
 the user, and another user's ids answer 404 exactly like ids that do not exist. Service calls run one at a time
@@ -173,7 +173,7 @@ def create_app(
             response.status_code = status.HTTP_503_SERVICE_UNAVAILABLE
         return Health(status="ok" if ok else "degraded", checks=checks)
 
-    # ------------------------------------------------------------------ chats (seed 002)
+    # ------------------------------------------------------------------ chats
     @app.post("/api/chats", response_model=ChatOut, status_code=201, tags=["chats"])
     async def create_chat(body: ChatCreate, user: User, svc: Svc) -> ChatOut:
         chat = await svc.call(svc.lab.chats.create, user, body.title, _turns(body.turns))
@@ -205,7 +205,7 @@ def create_app(
         await svc.call(svc.lab.delete_chat, user, chat_id)
         return Response(status_code=204)
 
-    # ------------------------------------------------------------------ memory (seed 004)
+    # ------------------------------------------------------------------ memory
     @app.post("/api/memory", response_model=MemoryCreated, status_code=201, tags=["memory"])
     async def add_memory(body: MemoryCreate, user: User, svc: Svc) -> MemoryCreated:
         fields = body.model_dump(exclude={"text", "wait"})
@@ -237,7 +237,7 @@ def create_app(
     async def memory_history(item_id: int, user: User, svc: Svc) -> list[MemoryOut]:
         return [MemoryOut.of(m) for m in await svc.call(svc.lab.store.history, _id(item_id), user_id=user)]
 
-    # ------------------------------------------------------------------ notifications (seed 000)
+    # ------------------------------------------------------------------ notifications
     @app.get("/api/notifications", response_model=NotificationsOut, tags=["notifications"])
     async def list_notifications(
         user: User, svc: Svc, include_resolved: bool = False

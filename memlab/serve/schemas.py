@@ -30,7 +30,7 @@ _STRICT = ConfigDict(extra="forbid")
 
 
 class TurnPart(BaseModel):
-    """One part of a turn (seed 002 shape)."""
+    """One part of a turn (``{"text": ...}``, the chat history shape)."""
 
     model_config = _STRICT
     text: str = Field(min_length=1)
@@ -61,7 +61,7 @@ class ChatPatch(BaseModel):
 
 
 class ChatOut(BaseModel):
-    """A chat as the seeds' front-ends read it (the summary embedding is left out)."""
+    """A chat as a front-end reads it (the summary embedding is left out)."""
 
     id: str
     user_id: str
@@ -118,7 +118,7 @@ class MemoryCreate(BaseModel):
 
 
 class MemoryOut(BaseModel):
-    """A memory version (seed 004 fields; ``updated_at`` is when this version last changed state)."""
+    """A memory version (``updated_at`` is when this version last changed state)."""
 
     id: int
     user_id: str

@@ -1,6 +1,6 @@
 """The versioned memory store: SQLite records + a FAISS index that is a rebuildable cache.
 
-Conflict rule for keyed memories (seed 004, DESIGN §1.1): a new item with the same
+Conflict rule for keyed memories: a new item with the same
 ``(user_id, scope, type, key, project_id)`` as an active item is a conflict. If the confidences differ by
 less than 0.1 the newer item wins; otherwise the higher confidence wins. The loser is never deleted: it
 stays, inactive, linked by ``supersedes``/``superseded_by``, with ``superseded_at`` set, in a version chain
@@ -936,8 +936,8 @@ class MemoryStore:
         Args:
             user_id: owner.
             query: when given, the ``k`` most relevant memories; otherwise the ``k`` most recent.
-            project_id: keep global memories plus this project's (seed 004's ``build_context(project_id, ...)``).
-            agent_type: names the consuming agent in the heading (seed 004).
+            project_id: keep global memories plus this project's (a project-scoped context).
+            agent_type: names the consuming agent in the heading.
             types: keep only these memory types.
             k: max memories listed.
             lang: ``it`` or ``en`` heading.

@@ -1,4 +1,4 @@
-"""``memlab bench agent``: does ingestion wait on integrity checks? (issue 7: 200 messages while checks run)
+"""``memlab bench agent``: does ingestion wait on integrity checks? (200 messages while checks run)
 
 Three runs over the same seeded messages (``fact_corpus``: Italian and English first-person facts, many of
 them conflicting), each on a fresh on-disk store with the real embedder:

@@ -1,6 +1,6 @@
 """Side-by-side benchmark of memlab against mem0 on the same machine, in the same run (``memlab bench peers``).
 
-What is compared, and how (issue 11):
+What is compared, and how:
 
 * The same seeded sentences (:func:`memlab.lab.bench.corpus.fact_corpus`) go into memlab's :class:`MemoryStore`
   (real SQLite + FAISS, packaged MiniLM) and into mem0 2.2.1 (``add(..., infer=False)``: no LLM call, the same
@@ -805,7 +805,7 @@ class _Mem0System:
 
 
 def mem0_config(workdir: str | os.PathLike[str], model_path: str) -> dict[str, Any]:
-    """The mem0 2.2.1 config that runs offline (facts measured in issue 11).
+    """The mem0 2.2.1 config that runs offline (what it needs was found by running it here).
 
     ``embedding_model_dims`` is required (without it mem0 builds a 1536-d index and fails with a bare
     AssertionError); an ``llm`` entry is required at init even with ``infer=False``: it points at a closed
