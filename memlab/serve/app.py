@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, TypeVar
 
-from fastapi import Depends, FastAPI, HTTPException, Query, Request, Response, status
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request, Response, status
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
@@ -114,6 +114,141 @@ async def current_user(
 User = Annotated[str, Depends(current_user)]
 
 
+def _lifespan(
+    lab: Memlab | None, db: str | os.PathLike[str] | None, settings: Settings | None, open_kwargs: dict[str, Any]
+) -> Any:
+    """Open (or adopt) the Memlab at startup and run its agent; stop the agent and close what was opened."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        the_lab = lab if lab is not None else open_memlab(db, settings=settings, **open_kwargs)  # type: ignore[arg-type]
+        svc = _Service(the_lab, owns_lab=lab is None)
+        app.state.svc = svc
+        if the_lab.agent is not None:
+            await the_lab.agent.start()
+        try:
+            yield
+        finally:
+            if the_lab.agent is not None:
+                await the_lab.agent.stop()  # drains the checks in flight; pending jobs stay queued in SQLite
+            svc.executor.shutdown(wait=True)
+            if svc.owns_lab:
+                the_lab.close()
+            else:
+                the_lab.store.flush()
+
+    return lifespan
+
+
+#: Every route of the app; :func:`create_app` mounts it (other modules may add routers of their own).
+router = APIRouter()
+
+
+# ------------------------------------------------------------------ health
+@router.get("/health", response_model=Health, tags=["health"])
+async def health(svc: Svc, response: Response) -> Health:
+    checks = await svc.call(_health_checks, svc.lab)
+    ok = all(c["ok"] for c in checks.values())
+    if not ok:
+        response.status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    return Health(status="ok" if ok else "degraded", checks=checks)
+
+# ------------------------------------------------------------------ chats
+@router.post("/api/chats", response_model=ChatOut, status_code=201, tags=["chats"])
+async def create_chat(body: ChatCreate, user: User, svc: Svc) -> ChatOut:
+    chat = await svc.call(svc.lab.chats.create, user, body.title, _turns(body.turns))
+    return ChatOut.of(chat)
+
+@router.get("/api/chats", tags=["chats"], response_model=ChatSearchOut | list[ChatOut])
+async def list_or_search_chats(
+    user: User, svc: Svc,
+    q: Annotated[str | None, Query(description="natural-language chat switch, e.g. 'la chat sul viaggio a Tokyo'")] = None,
+    k: Annotated[int, Query(ge=1, le=50)] = 5,
+) -> ChatSearchOut | list[ChatOut]:
+    if q is None:
+        return [ChatOut.of(c) for c in await svc.call(svc.lab.chats.list, user)]
+    sw = await svc.call(svc.lab.chats.search, user, q, k)
+    return ChatSearchOut(decision=sw.decision, chat_id=sw.chat_id, query=sw.query, candidates=[
+        ChatCandidate(chat_id=c.id, title=c.title, summary_text=c.summary_text, score=round(float(s), 6))
+        for c, s in sw.candidates])
+
+@router.get("/api/chats/{chat_id}", response_model=ChatOut, tags=["chats"])
+async def get_chat(chat_id: str, user: User, svc: Svc) -> ChatOut:
+    return ChatOut.of(await svc.call(svc.lab.chats.get, chat_id, user_id=user))
+
+@router.patch("/api/chats/{chat_id}", response_model=ChatOut, tags=["chats"])
+async def append_chat(chat_id: str, body: ChatPatch, user: User, svc: Svc) -> ChatOut:
+    return ChatOut.of(await svc.call(svc.lab.chats.append, chat_id, _turns(body.turns), user_id=user))
+
+@router.delete("/api/chats/{chat_id}", status_code=204, tags=["chats"])
+async def delete_chat(chat_id: str, user: User, svc: Svc) -> Response:
+    await svc.call(svc.lab.delete_chat, user, chat_id)
+    return Response(status_code=204)
+
+# ------------------------------------------------------------------ memory
+@router.post("/api/memory", response_model=MemoryCreated, status_code=201, tags=["memory"])
+async def add_memory(body: MemoryCreate, user: User, svc: Svc) -> MemoryCreated:
+    fields = body.model_dump(exclude={"text", "wait"})
+    item, job_ids = await svc.call(svc.lab.remember, user, body.text, **fields)
+    checked = await svc.wait_checks(job_ids) if body.wait else False
+    count = await svc.call(svc.lab.notifications.count, user)
+    return MemoryCreated(memory=MemoryOut.of(item), job_ids=job_ids, checked=checked, notifications_count=count)
+
+@router.get("/api/memory", response_model=list[MemoryOut], tags=["memory"])
+async def list_memory(
+    user: User, svc: Svc,
+    all: Annotated[bool, Query(description="include superseded and deactivated versions")] = False,  # noqa: A002
+    key: str | None = None,
+    limit: Annotated[int | None, Query(ge=1, le=10_000)] = None,
+) -> list[MemoryOut]:
+    items = await svc.call(svc.lab.store.list, user, key=key, include_inactive=all, limit=limit)
+    return [MemoryOut.of(m) for m in items]
+
+@router.post("/api/memory/search", response_model=list[MemoryHit], tags=["memory"])
+async def search_memory(body: MemorySearch, user: User, svc: Svc) -> list[MemoryHit]:
+    hits = await svc.call(svc.lab.store.search, user, body.query, body.k, include_inactive=body.include_inactive)
+    return [MemoryHit(memory=MemoryOut.of(m), score=round(float(s), 6)) for m, s in hits]
+
+@router.get("/api/memory/{item_id}", response_model=MemoryOut, tags=["memory"])
+async def get_memory(item_id: int, user: User, svc: Svc) -> MemoryOut:
+    return MemoryOut.of(await svc.call(svc.lab.store.get, _id(item_id), user_id=user))
+
+@router.get("/api/memory/{item_id}/history", response_model=list[MemoryOut], tags=["memory"])
+async def memory_history(item_id: int, user: User, svc: Svc) -> list[MemoryOut]:
+    return [MemoryOut.of(m) for m in await svc.call(svc.lab.store.history, _id(item_id), user_id=user)]
+
+# ------------------------------------------------------------------ notifications
+@router.get("/api/notifications", response_model=NotificationsOut, tags=["notifications"])
+async def list_notifications(
+    user: User, svc: Svc, include_resolved: bool = False
+) -> NotificationsOut:
+    def read() -> NotificationsOut:
+        items = svc.lab.notifications.list(user, include_resolved=include_resolved)
+        groups: dict[str, list[dict[str, Any]]] = {"high": [], "medium": [], "low": []}
+        for n in items:
+            groups.setdefault(str(n.urgency.value).lower(), []).append(n.to_dict())
+        return NotificationsOut(count=svc.lab.notifications.count(user), by_urgency=groups)
+
+    return await svc.call(read)
+
+@router.post("/api/notifications/{notification_id}/resolve", tags=["notifications"])
+async def resolve_notification(notification_id: int, body: Resolve, user: User, svc: Svc) -> dict[str, Any]:
+    n = await svc.call(svc.lab.notifications.resolve, _id(notification_id), body.choice, body.note, user_id=user)
+    return n.to_dict()
+
+@router.post("/api/notifications/{notification_id}/undo", tags=["notifications"])
+async def undo_notification(notification_id: int, user: User, svc: Svc) -> dict[str, Any]:
+    return (await svc.call(svc.lab.notifications.undo, _id(notification_id), user_id=user)).to_dict()
+
+# ------------------------------------------------------------------ one assistant turn
+@router.post("/api/turn", tags=["assistant"])
+async def turn(body: TurnRequest, user: User, svc: Svc) -> dict[str, Any]:
+    resp = await svc.call(svc.lab.assistant.respond, user, body.message, chat_id=body.chat_id)
+    checked = await svc.wait_checks(list(resp.job_ids)) if body.wait else False
+    count = await svc.call(svc.lab.notifications.count, user)
+    return {**resp.model_dump(), "notifications_count": count, "checked": checked}
+
+
 def create_app(
     lab: Memlab | None = None,
     *,
@@ -135,23 +270,7 @@ def create_app(
     if (lab is None) == (db is None):
         raise InvalidInputError("create_app needs exactly one of 'lab' (an open Memlab) or 'db' (a SQLite path).")
 
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        the_lab = lab if lab is not None else open_memlab(db, settings=settings, **open_kwargs)  # type: ignore[arg-type]
-        svc = _Service(the_lab, owns_lab=lab is None)
-        app.state.svc = svc
-        if the_lab.agent is not None:
-            await the_lab.agent.start()
-        try:
-            yield
-        finally:
-            if the_lab.agent is not None:
-                await the_lab.agent.stop()  # drains the checks in flight; pending jobs stay queued in SQLite
-            svc.executor.shutdown(wait=True)
-            if svc.owns_lab:
-                the_lab.close()
-            else:
-                the_lab.store.flush()
+    lifespan = _lifespan(lab, db, settings, open_kwargs)
 
     app = FastAPI(
         title="memlab",
@@ -164,110 +283,7 @@ def create_app(
     async def _memlab_error(request: Request, exc: MemlabError) -> JSONResponse:
         return JSONResponse({"detail": str(exc), "error": type(exc).__name__}, status_code=_status_for(exc))
 
-    # ------------------------------------------------------------------ health
-    @app.get("/health", response_model=Health, tags=["health"])
-    async def health(svc: Svc, response: Response) -> Health:
-        checks = await svc.call(_health_checks, svc.lab)
-        ok = all(c["ok"] for c in checks.values())
-        if not ok:
-            response.status_code = status.HTTP_503_SERVICE_UNAVAILABLE
-        return Health(status="ok" if ok else "degraded", checks=checks)
-
-    # ------------------------------------------------------------------ chats
-    @app.post("/api/chats", response_model=ChatOut, status_code=201, tags=["chats"])
-    async def create_chat(body: ChatCreate, user: User, svc: Svc) -> ChatOut:
-        chat = await svc.call(svc.lab.chats.create, user, body.title, _turns(body.turns))
-        return ChatOut.of(chat)
-
-    @app.get("/api/chats", tags=["chats"], response_model=ChatSearchOut | list[ChatOut])
-    async def list_or_search_chats(
-        user: User, svc: Svc,
-        q: Annotated[str | None, Query(description="natural-language chat switch, e.g. 'la chat sul viaggio a Tokyo'")] = None,
-        k: Annotated[int, Query(ge=1, le=50)] = 5,
-    ) -> ChatSearchOut | list[ChatOut]:
-        if q is None:
-            return [ChatOut.of(c) for c in await svc.call(svc.lab.chats.list, user)]
-        sw = await svc.call(svc.lab.chats.search, user, q, k)
-        return ChatSearchOut(decision=sw.decision, chat_id=sw.chat_id, query=sw.query, candidates=[
-            ChatCandidate(chat_id=c.id, title=c.title, summary_text=c.summary_text, score=round(float(s), 6))
-            for c, s in sw.candidates])
-
-    @app.get("/api/chats/{chat_id}", response_model=ChatOut, tags=["chats"])
-    async def get_chat(chat_id: str, user: User, svc: Svc) -> ChatOut:
-        return ChatOut.of(await svc.call(svc.lab.chats.get, chat_id, user_id=user))
-
-    @app.patch("/api/chats/{chat_id}", response_model=ChatOut, tags=["chats"])
-    async def append_chat(chat_id: str, body: ChatPatch, user: User, svc: Svc) -> ChatOut:
-        return ChatOut.of(await svc.call(svc.lab.chats.append, chat_id, _turns(body.turns), user_id=user))
-
-    @app.delete("/api/chats/{chat_id}", status_code=204, tags=["chats"])
-    async def delete_chat(chat_id: str, user: User, svc: Svc) -> Response:
-        await svc.call(svc.lab.delete_chat, user, chat_id)
-        return Response(status_code=204)
-
-    # ------------------------------------------------------------------ memory
-    @app.post("/api/memory", response_model=MemoryCreated, status_code=201, tags=["memory"])
-    async def add_memory(body: MemoryCreate, user: User, svc: Svc) -> MemoryCreated:
-        fields = body.model_dump(exclude={"text", "wait"})
-        item, job_ids = await svc.call(svc.lab.remember, user, body.text, **fields)
-        checked = await svc.wait_checks(job_ids) if body.wait else False
-        count = await svc.call(svc.lab.notifications.count, user)
-        return MemoryCreated(memory=MemoryOut.of(item), job_ids=job_ids, checked=checked, notifications_count=count)
-
-    @app.get("/api/memory", response_model=list[MemoryOut], tags=["memory"])
-    async def list_memory(
-        user: User, svc: Svc,
-        all: Annotated[bool, Query(description="include superseded and deactivated versions")] = False,  # noqa: A002
-        key: str | None = None,
-        limit: Annotated[int | None, Query(ge=1, le=10_000)] = None,
-    ) -> list[MemoryOut]:
-        items = await svc.call(svc.lab.store.list, user, key=key, include_inactive=all, limit=limit)
-        return [MemoryOut.of(m) for m in items]
-
-    @app.post("/api/memory/search", response_model=list[MemoryHit], tags=["memory"])
-    async def search_memory(body: MemorySearch, user: User, svc: Svc) -> list[MemoryHit]:
-        hits = await svc.call(svc.lab.store.search, user, body.query, body.k, include_inactive=body.include_inactive)
-        return [MemoryHit(memory=MemoryOut.of(m), score=round(float(s), 6)) for m, s in hits]
-
-    @app.get("/api/memory/{item_id}", response_model=MemoryOut, tags=["memory"])
-    async def get_memory(item_id: int, user: User, svc: Svc) -> MemoryOut:
-        return MemoryOut.of(await svc.call(svc.lab.store.get, _id(item_id), user_id=user))
-
-    @app.get("/api/memory/{item_id}/history", response_model=list[MemoryOut], tags=["memory"])
-    async def memory_history(item_id: int, user: User, svc: Svc) -> list[MemoryOut]:
-        return [MemoryOut.of(m) for m in await svc.call(svc.lab.store.history, _id(item_id), user_id=user)]
-
-    # ------------------------------------------------------------------ notifications
-    @app.get("/api/notifications", response_model=NotificationsOut, tags=["notifications"])
-    async def list_notifications(
-        user: User, svc: Svc, include_resolved: bool = False
-    ) -> NotificationsOut:
-        def read() -> NotificationsOut:
-            items = svc.lab.notifications.list(user, include_resolved=include_resolved)
-            groups: dict[str, list[dict[str, Any]]] = {"high": [], "medium": [], "low": []}
-            for n in items:
-                groups.setdefault(str(n.urgency.value).lower(), []).append(n.to_dict())
-            return NotificationsOut(count=svc.lab.notifications.count(user), by_urgency=groups)
-
-        return await svc.call(read)
-
-    @app.post("/api/notifications/{notification_id}/resolve", tags=["notifications"])
-    async def resolve_notification(notification_id: int, body: Resolve, user: User, svc: Svc) -> dict[str, Any]:
-        n = await svc.call(svc.lab.notifications.resolve, _id(notification_id), body.choice, body.note, user_id=user)
-        return n.to_dict()
-
-    @app.post("/api/notifications/{notification_id}/undo", tags=["notifications"])
-    async def undo_notification(notification_id: int, user: User, svc: Svc) -> dict[str, Any]:
-        return (await svc.call(svc.lab.notifications.undo, _id(notification_id), user_id=user)).to_dict()
-
-    # ------------------------------------------------------------------ one assistant turn
-    @app.post("/api/turn", tags=["assistant"])
-    async def turn(body: TurnRequest, user: User, svc: Svc) -> dict[str, Any]:
-        resp = await svc.call(svc.lab.assistant.respond, user, body.message, chat_id=body.chat_id)
-        checked = await svc.wait_checks(list(resp.job_ids)) if body.wait else False
-        count = await svc.call(svc.lab.notifications.count, user)
-        return {**resp.model_dump(), "notifications_count": count, "checked": checked}
-
+    app.include_router(router)
     return app
 
 
