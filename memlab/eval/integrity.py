@@ -114,7 +114,7 @@ def build_units(
         UnknownComponentError, InvalidInputError: unknown dataset or split.
         DatasetFormatError: malformed files.
     """
-    from memlab.datasets import load_dialogues, load_pairs, render_kvpi_profile
+    from memlab.datasets import load_dialogues, load_pairs
 
     if dataset not in INTEGRITY_DATASETS:
         raise InvalidInputError(
@@ -122,101 +122,85 @@ def build_units(
             f"Got {dataset!r} instead."
         )
     split = split or INTEGRITY_DATASETS[dataset][0]
-    units: list[IntegrityUnit] = []
     if dataset == "decode":
         dialogues = load_dialogues("decode", split, data_dir=data_dir)
-        for i in _sample(len(dialogues), limit, seed):
-            d = dialogues[i]
-            last = d.turns[-1]
-            earlier = [t for t in d.turns[:-1] if t.speaker == last.speaker and t.text.strip()]
-            fallback = not earlier
-            if fallback:
-                earlier = [t for t in d.turns[:-1] if t.text.strip()]
-            units.append(
-                IntegrityUnit(
-                    id=d.id,
-                    memories=tuple({"text": t.text} for t in earlier),
-                    memory_refs=tuple(t.index for t in earlier),
-                    new={"text": last.text},
-                    gold=d.label,
-                    evidence=tuple(e for e in d.evidence if e != last.index),
-                    meta={"fallback": fallback},
-                )
-            )
-        return units
+        return [_decode_unit(dialogues[i]) for i in _sample(len(dialogues), limit, seed)]
     pairs = load_pairs(dataset, split, data_dir=data_dir)
-    for i in _sample(len(pairs), limit, seed):
-        p = pairs[i]
-        gold = Label.CONTRADICTION if p.label is Label.CONTRADICTION else Label.NOT_CONTRADICTION
-        if dataset == "kvpi":
-            prof = dict(p.meta.get("profile") or {})
-            keys = {"gender": "gender", "loc": "location", "constellation": "constellation"}
-            mems = [
-                {
-                    "text": render_kvpi_profile({k: v}),
-                    "key": keys.get(k, k),
-                    "value": str(v),
-                    "type": "profile",
-                }
-                for k, v in prof.items()
-                if v and render_kvpi_profile({k: v})
-            ]
-            units.append(
-                IntegrityUnit(
-                    p.id,
-                    tuple(mems),
-                    tuple(None for _ in mems),
-                    {"text": p.hypothesis},
-                    gold,
-                    meta={"domain": p.meta.get("domain"), "raw_label": p.meta.get("raw_label")},
-                )
-            )
-        elif dataset == "cdconv":
-            lines = [_strip_tag(x) for x in p.premise.split("\n") if _strip_tag(x)]
-            units.append(
-                IntegrityUnit(
-                    p.id,
-                    tuple({"text": x} for x in lines),
-                    tuple(range(len(lines))),
-                    {"text": p.hypothesis},
-                    gold,
-                    meta={"raw_label": p.meta.get("raw_label")},
-                )
-            )
-        else:  # ci_tod
-            dialogue = list(p.meta.get("dialogue") or [])
-            hist = [(j, str(t.get("utterance", "")).strip()) for j, t in enumerate(dialogue[:-1])]
-            hist = [(j, t) for j, t in hist if t]
-            kb_items = [it for it in (p.meta.get("kb") or {}).get("items") or [] if isinstance(it, dict)]
-            kb_lines = [
-                ", ".join(f"{k} {v}" for k, v in it.items() if v not in ("-", "", None)) for it in kb_items
-            ]
-            kb_lines = [x for x in kb_lines if x.strip()]
-            mems = [{"text": t} for _, t in hist] + [{"text": x} for x in kb_lines]
-            refs = [j for j, _ in hist] + [None for _ in kb_lines]
-            pos = p.meta.get("hi_position")
-            ev: tuple[int, ...] = ()
-            if isinstance(pos, int):
-                ev = (pos,)
-            elif isinstance(pos, list):
-                ev = tuple(int(x) for x in pos if isinstance(x, int))
-            units.append(
-                IntegrityUnit(
-                    p.id,
-                    tuple(mems),
-                    tuple(refs),
-                    {"text": p.hypothesis},
-                    gold,
-                    evidence=ev,
-                    meta={
-                        "hi": p.meta.get("hi"),
-                        "kbi": p.meta.get("kbi"),
-                        "qi": p.meta.get("qi"),
-                        "domain": p.meta.get("domain"),
-                    },
-                )
-            )
-    return units
+    make = {"kvpi": _kvpi_unit, "cdconv": _cdconv_unit, "ci_tod": _ci_tod_unit}[dataset]
+    return [make(pairs[i]) for i in _sample(len(pairs), limit, seed)]
+
+
+def _binary(label: Label) -> Label:
+    return Label.CONTRADICTION if label is Label.CONTRADICTION else Label.NOT_CONTRADICTION
+
+
+def _decode_unit(d: Any) -> IntegrityUnit:
+    """The earlier turns of the last speaker (any earlier turn in a 2-turn dialogue) against the last turn."""
+    last = d.turns[-1]
+    earlier = [t for t in d.turns[:-1] if t.speaker == last.speaker and t.text.strip()]
+    fallback = not earlier
+    if fallback:
+        earlier = [t for t in d.turns[:-1] if t.text.strip()]
+    return IntegrityUnit(
+        id=d.id,
+        memories=tuple({"text": t.text} for t in earlier),
+        memory_refs=tuple(t.index for t in earlier),
+        new={"text": last.text},
+        gold=d.label,
+        evidence=tuple(e for e in d.evidence if e != last.index),
+        meta={"fallback": fallback},
+    )
+
+
+def _kvpi_unit(p: Any) -> IntegrityUnit:
+    """The profile's key/values as keyed memories (rendered in Chinese) against the reply."""
+    from memlab.datasets import render_kvpi_profile
+
+    keys = {"gender": "gender", "loc": "location", "constellation": "constellation"}
+    mems = [
+        {"text": render_kvpi_profile({k: v}), "key": keys.get(k, k), "value": str(v), "type": "profile"}
+        for k, v in dict(p.meta.get("profile") or {}).items()
+        if v and render_kvpi_profile({k: v})
+    ]
+    meta = {"domain": p.meta.get("domain"), "raw_label": p.meta.get("raw_label")}
+    return IntegrityUnit(
+        p.id, tuple(mems), tuple(None for _ in mems), {"text": p.hypothesis}, _binary(p.label), meta=meta
+    )
+
+
+def _cdconv_unit(p: Any) -> IntegrityUnit:
+    """The three history utterances (speaker tags removed) against the bot's reply."""
+    lines = [_strip_tag(x) for x in p.premise.split("\n") if _strip_tag(x)]
+    return IntegrityUnit(
+        p.id,
+        tuple({"text": x} for x in lines),
+        tuple(range(len(lines))),
+        {"text": p.hypothesis},
+        _binary(p.label),
+        meta={"raw_label": p.meta.get("raw_label")},
+    )
+
+
+def _ci_tod_unit(p: Any) -> IntegrityUnit:
+    """Every earlier utterance plus one memory per knowledge-base row, against the last turn."""
+    dialogue = list(p.meta.get("dialogue") or [])
+    hist = [(j, str(t.get("utterance", "")).strip()) for j, t in enumerate(dialogue[:-1])]
+    hist = [(j, t) for j, t in hist if t]
+    kb_items = [it for it in (p.meta.get("kb") or {}).get("items") or [] if isinstance(it, dict)]
+    kb_lines = [", ".join(f"{k} {v}" for k, v in it.items() if v not in ("-", "", None)) for it in kb_items]
+    kb_lines = [x for x in kb_lines if x.strip()]
+    mems = [{"text": t} for _, t in hist] + [{"text": x} for x in kb_lines]
+    refs = [j for j, _ in hist] + [None for _ in kb_lines]
+    pos = p.meta.get("hi_position")
+    ev: tuple[int, ...] = ()
+    if isinstance(pos, int):
+        ev = (pos,)
+    elif isinstance(pos, list):
+        ev = tuple(int(x) for x in pos if isinstance(x, int))
+    meta = {k: p.meta.get(m) for k, m in (("hi", "hi"), ("kbi", "kbi"), ("qi", "qi"), ("domain", "domain"))}
+    return IntegrityUnit(
+        p.id, tuple(mems), tuple(refs), {"text": p.hypothesis}, _binary(p.label), evidence=ev, meta=meta
+    )
 
 
 class IntegrityTask(EvalTask):
