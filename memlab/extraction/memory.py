@@ -336,6 +336,36 @@ class ConversationMemoryService:
             InvalidInputError: empty message, bad ids, or a conversation of another user; nothing changes.
         """
         cid = self._check_conv(conversation_id)
+        clean, topic = self._check_message(message, topic)
+        if self._owned_elsewhere(cid):
+            raise InvalidInputError(f"Conversation {cid!r} belongs to another user; choose another conversation_id.")
+        now = self.clock()
+        result = self.extractor.extract(clean, ref_time=ref_time or now)
+        row = self._row(cid)
+        msg_index = (int(row["n_messages"]) if row else 0) + 1
+        source = f"conv:{cid}/msg:{msg_index}"
+        new, known = self._dedupe([replace(f, topic=f.topic or topic) for f in result.facts])
+        items: list[MemoryItem] = []
+        if new:
+            specs = [
+                dict(text=f.content, key=f.key, value=f.value, type=f.type, confidence=f.confidence,
+                     keywords=list(f.keywords), topic=f.topic, source=source, scope=self.scope,
+                     project_id=self.project_id)
+                for f, _ in new
+            ]
+            items = self.store.add_many(self.user_id, specs, embeddings=np.stack([v for _, v in new]))
+        rows_to_add = [(f, it.id) for (f, _), it in zip(new, items, strict=True)] + list(known)
+        new_ids = self._write_conversation(cid, row, result, _ts(now), source, msg_index, rows_to_add)
+        memory = self.get(cid)
+        stored = tuple(sf for sf in memory.facts if sf.id in set(new_ids) and sf.memory_id in {i.id for i in items})
+        if result.truncated:
+            log.warning("conversation %s message %d was truncated before extraction", cid, msg_index)
+        return UpdateResult(memory=memory, extraction=result, new_facts=stored, known=tuple(known),
+                            memories=tuple(items))
+
+    @staticmethod
+    def _check_message(message: Any, topic: str | None) -> tuple[str, str | None]:
+        """The message without control characters, and the checked topic."""
         if not isinstance(message, str):
             raise InvalidInputError(
                 f"The 'message' parameter of ConversationMemoryService.update_after_user_message must be a str. "
@@ -347,36 +377,26 @@ class ConversationMemoryService:
                 f"non-empty string. Got {message[:40]!r} instead.")
         if topic is not None:
             topic = check_text(topic, name="topic", owner="ConversationMemoryService", max_chars=200)
-        if self._owned_elsewhere(cid):
-            raise InvalidInputError(f"Conversation {cid!r} belongs to another user; choose another conversation_id.")
-        now = self.clock()
-        result = self.extractor.extract(clean, ref_time=ref_time or now)
-        row = self._row(cid)
-        n_prev = int(row["n_messages"]) if row else 0
-        msg_index = n_prev + 1
-        source = f"conv:{cid}/msg:{msg_index}"
-        facts = [replace(f, topic=f.topic or topic) for f in result.facts]
-        new, known = self._dedupe(facts)
-        items: list[MemoryItem] = []
-        if new:
-            specs = [
-                dict(text=f.content, key=f.key, value=f.value, type=f.type, confidence=f.confidence,
-                     keywords=list(f.keywords), topic=f.topic, source=source, scope=self.scope,
-                     project_id=self.project_id)
-                for f, _ in new
-            ]
-            vecs = np.stack([v for _, v in new])
-            items = self.store.add_many(self.user_id, specs, embeddings=vecs)
-        # conversation rows: one transaction (the store's own write above is already committed)
-        old_fatigue = float(row["fatigue"]) if row else 0.0
-        fatigue = FATIGUE_DECAY * old_fatigue + (1.0 - FATIGUE_DECAY) * float(result.fatigue_signal)
+        return clean, topic
+
+    def _write_conversation(
+        self, cid: str, row: Any, result: Any, ts: str, source: str, msg_index: int,
+        facts: Sequence[tuple[Fact, int]],
+    ) -> list[int]:
+        """Fold the message's signals into the conversation row and link its facts, in one transaction.
+
+        The store's own write of new memories is already committed; a fact whose memory is already linked to
+        this conversation is not linked twice. Returns the new ``conv_facts`` ids.
+        """
+        n_prev = msg_index - 1
+        fatigue = FATIGUE_DECAY * (float(row["fatigue"]) if row else 0.0) + (1.0 - FATIGUE_DECAY) * float(
+            result.fatigue_signal)
         avg = ((float(row["avg_response_length"]) if row else 0.0) * n_prev + result.n_chars) / msg_index
         tone = result.tone.value if result.tone is not None else (row["tone"] if row else None)
-        emoji = bool(row["emoji_used"]) if row else False
-        emoji = emoji or result.has_emoji
-        ts = _ts(now)
+        emoji = (bool(row["emoji_used"]) if row else False) or result.has_emoji
         existing = {int(r["memory_id"]) for r in self.db.query(
             "SELECT memory_id FROM conv_facts WHERE conversation_id = ? AND memory_id IS NOT NULL", (cid,))}
+        new_ids: list[int] = []
         with self.db.transaction():
             if row is None:
                 self.db.execute(
@@ -386,10 +406,7 @@ class ConversationMemoryService:
                 "UPDATE conv_memory SET fatigue = ?, tone = ?, avg_response_length = ?, n_messages = ?, "
                 "emoji_used = ?, lang = ?, updated_at = ? WHERE conversation_id = ?",
                 (fatigue, tone, avg, msg_index, int(emoji), result.lang, ts, cid))
-            new_ids: list[int] = []
-            rows_to_add = [(f, it.id) for (f, _), it in zip(new, items, strict=True)]
-            rows_to_add += [(f, mid) for f, mid in known if mid not in existing]
-            for f, mid in rows_to_add:
+            for f, mid in facts:
                 if mid in existing:
                     continue
                 existing.add(mid)
@@ -399,12 +416,7 @@ class ConversationMemoryService:
                     (cid, f.content, f.topic, ts, f.confidence, json.dumps(list(f.keywords), ensure_ascii=False),
                      f.key, f.value, f.type, mid, source, msg_index))
                 new_ids.append(int(cur.lastrowid or 0))
-        memory = self.get(cid)
-        stored = tuple(sf for sf in memory.facts if sf.id in set(new_ids) and sf.memory_id in {i.id for i in items})
-        if result.truncated:
-            log.warning("conversation %s message %d was truncated before extraction", cid, msg_index)
-        return UpdateResult(memory=memory, extraction=result, new_facts=stored, known=tuple(known),
-                            memories=tuple(items))
+        return new_ids
 
     def _dedupe(self, facts: list[Fact]) -> tuple[list[tuple[Fact, np.ndarray]], list[tuple[Fact, int]]]:
         """Split facts into new ones (with their vectors) and known ones (with the memory they repeat)."""
