@@ -101,6 +101,16 @@ def pair_key(a: int, b: int) -> str:
     return f"{lo}:{hi}"
 
 
+def _enum(cls: Any, value: Any, name: str, owner: str) -> Any:
+    """``cls(value)``, or a clear error listing the valid values."""
+    try:
+        return cls(value)
+    except ValueError:
+        raise InvalidInputError(
+            f"The {name!r} parameter of {owner} must be one of {[x.value for x in cls]}. Got {value!r} instead."
+        ) from None
+
+
 class NotificationService:
     """Create, list, read and resolve notifications, persisted beside the memories.
 
@@ -213,36 +223,9 @@ class NotificationService:
         """
         owner = "NotificationService.create"
         user_id = check_user_id(user_id, owner=owner)
-        try:
-            ntype = NotificationType(type)
-        except ValueError:
-            raise InvalidInputError(
-                f"The 'type' parameter of {owner} must be one of {[t.value for t in NotificationType]}. "
-                f"Got {type!r} instead."
-            ) from None
-        try:
-            urg = Urgency(urgency)
-        except ValueError:
-            raise InvalidInputError(
-                f"The 'urgency' parameter of {owner} must be one of {[u.value for u in Urgency]}. "
-                f"Got {urgency!r} instead."
-            ) from None
+        ntype, urg = _enum(NotificationType, type, "type", owner), _enum(Urgency, urgency, "urgency", owner)
         content = check_text(content, name="content", owner=owner, max_chars=_MAX_CONTENT)
-        ids = [int(i) for i in memory_ids]
-        key: str | None = None
-        if ntype is NotificationType.CONTRADICTION:
-            if len(ids) != 2 or ids[0] == ids[1]:
-                raise InvalidInputError(
-                    f"The 'memory_ids' parameter of {owner} must hold two distinct memory ids for a contradiction. "
-                    f"Got {list(memory_ids)!r} instead."
-                )
-            ids = sorted(ids)
-            key = pair_key(*ids)
-            if self.store is not None:  # both memories must be this user's (isolation)
-                for i in ids:
-                    self.store.get(i, user_id=user_id)
-        elif dedupe_key is not None:
-            key = "k:" + check_text(dedupe_key, name="dedupe_key", owner=owner, max_chars=512)
+        ids, key = self._pair_or_key(ntype, memory_ids, dedupe_key, user_id, owner)
         try:
             payload_json = json.dumps(dict(payload or {}), ensure_ascii=False)
         except (TypeError, ValueError) as exc:
@@ -266,6 +249,27 @@ class NotificationService:
             nid = int(cur.lastrowid or 0)
             self._event(nid, user_id, "created", source or "system", urgency=urg.value)
         return self.get(nid, user_id=user_id)
+
+    def _pair_or_key(
+        self, ntype: NotificationType, memory_ids: Sequence[int], dedupe_key: str | None, user_id: str, owner: str
+    ) -> tuple[list[int], str | None]:
+        """The stored memory ids and the de-duplication key: the unordered pair of a contradiction (both memories
+        must be ``user_id``'s), else the source's ``dedupe_key``."""
+        ids = [int(i) for i in memory_ids]
+        if ntype is not NotificationType.CONTRADICTION:
+            key = None if dedupe_key is None else "k:" + check_text(dedupe_key, name="dedupe_key", owner=owner,
+                                                                  max_chars=512)
+            return ids, key
+        if len(ids) != 2 or ids[0] == ids[1]:
+            raise InvalidInputError(
+                f"The 'memory_ids' parameter of {owner} must hold two distinct memory ids for a contradiction. "
+                f"Got {list(memory_ids)!r} instead."
+            )
+        ids = sorted(ids)
+        if self.store is not None:  # both memories must be this user's (isolation)
+            for i in ids:
+                self.store.get(i, user_id=user_id)
+        return ids, pair_key(*ids)
 
     def create_contradiction(
         self, user_id: str, contradiction: Contradiction, *, source: str | None = None
