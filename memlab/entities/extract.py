@@ -370,47 +370,61 @@ def _rel_dates(text: str, lang: str | None, ref_time: datetime) -> list[tuple[in
 
 
 # ------------------------------------------------------------------------------------------------ numbers
+class _Spans:
+    """Entities found so far and the character spans they take (a later scanner never overlaps them)."""
+
+    def __init__(self, taken: list[tuple[int, int]]) -> None:
+        self.taken = taken
+        self.found: list[Entity] = []
+
+    def free(self, s: int, e: int) -> bool:
+        return not any(a < e and s < b for a, b in self.taken)
+
+    def add(self, ent: Entity) -> None:
+        self.taken.append((ent.start, ent.end))
+        self.found.append(ent)
+
+
 def _numbers(text: str, taken: list[tuple[int, int]]) -> list[Entity]:
-    out: list[Entity] = []
+    """Heights, quantities, ages, money and counts, in this order of precedence."""
+    spans = _Spans(taken)
+    for scan in (_scan_heights, _scan_quantities, _scan_ages, _scan_money, _scan_counts):
+        scan(text, spans)
+    return spans.found
 
-    def free(s: int, e: int) -> bool:
-        return not any(a < e and s < b for a, b in taken)
 
-    def add(ent: Entity) -> None:
-        taken.append((ent.start, ent.end))
-        out.append(ent)
-
+def _scan_heights(text: str, spans: _Spans) -> None:
     for m in _FEET_INCH.finditer(text):
-        if not free(*m.span()) or not (m.group("in") or re.search(r"ft|feet|foot", m.group(), re.I)):
+        if not spans.free(*m.span()) or not (m.group("in") or re.search(r"ft|feet|foot", m.group(), re.I)):
             continue
         if m.group("in") is None and not V.HEIGHT_CUE.search(_sentence_window(text, m.start())[1] + text[m.end():m.end() + 6]):
             continue
         ureg = _ureg()
         cm = ureg.Quantity(int(m.group("ft")), "foot").to("centimeter").magnitude + ureg.Quantity(
             int(m.group("in") or 0), "inch").to("centimeter").magnitude
-        add(Entity(EntityKind.NUMBER, m.group().strip(), m.start(), m.end(), round(float(cm), 1), "height", "cm"))
+        spans.add(Entity(EntityKind.NUMBER, m.group().strip(), m.start(), m.end(), round(float(cm), 1), "height", "cm"))
     for rx in (_HEIGHT_BARE, _HEIGHT_ZH):
         for m in rx.finditer(text):
             s, e = m.span("n")
-            if not free(s, e):
+            if not spans.free(s, e):
                 continue
             n = _to_number(m.group("n")) or 0.0
             cm = n * 100 if n < 3 else n
-            add(Entity(EntityKind.NUMBER, m.group("n"), s, e, round(cm, 1), "height", "cm"))
+            spans.add(Entity(EntityKind.NUMBER, m.group("n"), s, e, round(cm, 1), "height", "cm"))
+
+
+def _scan_quantities(text: str, spans: _Spans) -> None:
     for m in _QTY.finditer(text):
-        if not free(*m.span()):
+        if not spans.free(*m.span()):
             continue
         n = _to_number(m.group("n"))
-        if n is None:
-            continue
         u = m.group("u").lower()
-        if u == "in" or (u == "m" and n > 3):  # "in" is mostly a preposition; "5 m" of distance is not a height
-            if u == "in":
-                continue
+        if n is None or u == "in":  # "in" is mostly a preposition
+            continue
         src, canon, unit = _UNIT_CANON[u]
         val = float(_ureg().Quantity(n, src).to(canon).magnitude)
         window = _sentence_window(text, m.start())[1] + " " + text[m.end():m.end() + 12]
-        if unit == "cm":
+        if unit == "cm":  # "5 m" of distance is not a height
             attr = "height" if (V.HEIGHT_CUE.search(window) or 120 <= val <= 230) else "distance"
             if attr == "distance":
                 val, unit = val / 100000.0, "km"
@@ -420,18 +434,24 @@ def _numbers(text: str, taken: list[tuple[int, int]]) -> list[Entity]:
             attr = "weight"
         else:
             attr = "distance"
-        add(Entity(EntityKind.NUMBER, m.group().strip(), m.start(), m.end(), round(val, 3), attr, unit))
+        spans.add(Entity(EntityKind.NUMBER, m.group().strip(), m.start(), m.end(), round(val, 3), attr, unit))
+
+
+def _scan_ages(text: str, spans: _Spans) -> None:
     for m in _AGE.finditer(text):
         g = next(k for k in ("n1", "n2", "n3", "n4") if m.group(k))
         s, e = m.span(g)
-        if not free(s, e):
+        if not spans.free(s, e):
             continue
         n = _to_number(m.group(g))
         if n is None or not (0 < n < 125):
             continue
-        add(Entity(EntityKind.NUMBER, m.group().strip(), m.start(), m.end(), float(n), "age", "year"))
+        spans.add(Entity(EntityKind.NUMBER, m.group().strip(), m.start(), m.end(), float(n), "age", "year"))
+
+
+def _scan_money(text: str, spans: _Spans) -> None:
     for m in _MONEY.finditer(text):
-        if not free(*m.span()):
+        if not spans.free(*m.span()):
             continue
         n = _to_number(m.group("n1") or m.group("n2"))
         if n is None:
@@ -439,11 +459,14 @@ def _numbers(text: str, taken: list[tuple[int, int]]) -> list[Entity]:
         if m.group("k1") or m.group("k2"):
             n *= 1000
         cur = _CUR.get((m.group("cur1") or m.group("cur2")).lower(), "EUR")
-        add(Entity(EntityKind.NUMBER, m.group().strip(), m.start(), m.end(), float(n), "money", cur))
+        spans.add(Entity(EntityKind.NUMBER, m.group().strip(), m.start(), m.end(), float(n), "money", cur))
+
+
+def _scan_counts(text: str, spans: _Spans) -> None:
     for rx in (_COUNT, _COUNT_ZH):
         for m in rx.finditer(text):
             s, e = m.span()
-            if not free(s, e):
+            if not spans.free(s, e):
                 continue
             noun = m.group("noun").lower().strip()
             if rx is _COUNT and not _COUNTABLE.match(noun.split()[0]):
@@ -454,9 +477,8 @@ def _numbers(text: str, taken: list[tuple[int, int]]) -> list[Entity]:
             q = noun.split()[0]
             q = q[:-1] if q.endswith("s") and len(q) > 3 and q.isascii() and not q.endswith("ss") else q
             q = {"child": "children", "kid": "children", "children": "children"}.get(q, q)
-            add(Entity(EntityKind.NUMBER, m.group().strip(), m.start("n"), e, float(n), "count", "count",
-                       qualifier=q))
-    return out
+            spans.add(Entity(EntityKind.NUMBER, m.group().strip(), m.start("n"), e, float(n), "count", "count",
+                             qualifier=q))
 
 
 # ------------------------------------------------------------------------------------------------ names/places
