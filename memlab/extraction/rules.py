@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -194,6 +194,67 @@ def _fmt_number(v: Any) -> str:
     return str(int(f)) if f.is_integer() else f"{f:g}"
 
 
+def _entity_slots(sentence: str, ents: Sequence[Any], add: Callable[..., None]) -> None:
+    """Slots filled by the user's own entities (names, places, employers, dates, numbers), negations skipped."""
+    for e in ents:
+        slot = _ATTR_SLOT.get(e.attribute or "")
+        if slot is None or e.subject != "user":
+            continue
+        if _NEGATION.search(sentence[max(0, e.start - 30) : e.start]):
+            continue
+        if slot == "preferred_name" and not _NAME_TRIGGER.search(sentence[max(0, e.start - 30) : e.start]):
+            continue
+        if e.kind == "number":
+            value = _fmt_number(e.value)
+            add(slot, value, value, f"entity:{e.attribute}")
+        elif e.kind == "date":
+            add(slot, str(e.value), e.text, f"entity:{e.attribute}")
+        else:
+            v = e.text.strip()
+            # a name, city or employer is a proper noun (capitalised) or CJK: "I live in the city" is no slot;
+            # a message typed all in lower case ("vivo a roma") is trusted, minus generic words
+            proper = v[:1].isupper() or bool(_CJK_CHAR.match(v)) or sentence[1:] == sentence[1:].lower()
+            if not v or not proper or v.split()[0].casefold() in _NOT_NAMES:
+                continue
+            add(slot, v, v, f"entity:{e.attribute}")
+
+
+def _pattern_slots(sentence: str, slang: str, keyed: list[Fact], add: Callable[..., None]) -> None:
+    """Slots filled by phrase patterns: employer, job, diet, marital status, favourites, preferred drink."""
+    low = sentence
+    if not any(f.key == "employer" for f in keyed):
+        m = _EMPLOYER.search(low)
+        if m and not _NEGATION.search(low[max(0, m.start() - 12) : m.start() + 12]):
+            v = m.group("v").strip(" .'")
+            add("employer", v, v, "employer")
+    for rx in _JOB_RULES:
+        m = rx.search(low)
+        if m and not _NEGATION.search(low[max(0, m.start() - 12) : m.start()]):
+            v = m.group("v").strip().casefold()
+            add("job_title", v, v, "job")
+            break
+    for value, rx in _DIET.items():
+        if rx.search(low):
+            add("diet", value, value if slang != "it" else _IT_DIET.get(value, value), "diet")
+            break
+    for value, rx in _MARITAL.items():
+        m = rx.search(low)
+        if m and not _NEGATION.search(low[max(0, m.start() - 8) : m.start()]):
+            add("marital_status", value, value if slang != "it" else _IT_MARITAL.get(value, value), "marital")
+            break
+    for rx in _FAV_RULES:
+        m = rx.search(low)
+        if m and m.group("what").casefold() in _FAV_WHAT:
+            v = _ARTICLE.sub("", m.group("v").strip()) or m.group("v").strip()
+            add(_FAV_WHAT[m.group("what").casefold()], v.casefold(), v, "favourite")
+            break
+    m = _PREFER.search(low)
+    if m:
+        d = _DRINKS.match(m.group("v").strip())
+        if d:
+            add("favourite_drink", d.group("v").casefold(), d.group("v"), "prefer", base=0.85)
+
+
 class RuleExtractor:
     """Offline pattern extractor (Italian, English, basic Chinese). See the module docstring for the rules.
 
@@ -333,59 +394,8 @@ class RuleExtractor:
                               type=_slot_type(key), keywords=(kws + extra)[:6], topic=topic, evidence=sentence,
                               rule=rule))
 
-        for e in ents:
-            slot = _ATTR_SLOT.get(e.attribute or "")
-            if slot is None or e.subject != "user":
-                continue
-            if _NEGATION.search(sentence[max(0, e.start - 30) : e.start]):
-                continue
-            if slot == "preferred_name" and not _NAME_TRIGGER.search(sentence[max(0, e.start - 30) : e.start]):
-                continue
-            if e.kind == "number":
-                value = _fmt_number(e.value)
-                add(slot, value, value, f"entity:{e.attribute}")
-            elif e.kind == "date":
-                add(slot, str(e.value), e.text, f"entity:{e.attribute}")
-            else:
-                v = e.text.strip()
-                # a name, city or employer is a proper noun (capitalised) or CJK: "I live in the city" is no slot;
-                # a message typed all in lower case ("vivo a roma") is trusted, minus generic words
-                proper = v[:1].isupper() or bool(_CJK_CHAR.match(v)) or sentence[1:] == sentence[1:].lower()
-                if not v or not proper or v.split()[0].casefold() in _NOT_NAMES:
-                    continue
-                add(slot, v, v, f"entity:{e.attribute}")
-        low = sentence
-        if not any(f.key == "employer" for f in keyed):
-            m = _EMPLOYER.search(low)
-            if m and not _NEGATION.search(low[max(0, m.start() - 12) : m.start() + 12]):
-                v = m.group("v").strip(" .'")
-                add("employer", v, v, "employer")
-        for rx in _JOB_RULES:
-            m = rx.search(low)
-            if m and not _NEGATION.search(low[max(0, m.start() - 12) : m.start()]):
-                v = m.group("v").strip().casefold()
-                add("job_title", v, v, "job")
-                break
-        for value, rx in _DIET.items():
-            if rx.search(low):
-                add("diet", value, value if slang != "it" else _IT_DIET.get(value, value), "diet")
-                break
-        for value, rx in _MARITAL.items():
-            m = rx.search(low)
-            if m and not _NEGATION.search(low[max(0, m.start() - 8) : m.start()]):
-                add("marital_status", value, value if slang != "it" else _IT_MARITAL.get(value, value), "marital")
-                break
-        for rx in _FAV_RULES:
-            m = rx.search(low)
-            if m and m.group("what").casefold() in _FAV_WHAT:
-                v = _ARTICLE.sub("", m.group("v").strip()) or m.group("v").strip()
-                add(_FAV_WHAT[m.group("what").casefold()], v.casefold(), v, "favourite")
-                break
-        m = _PREFER.search(low)
-        if m:
-            d = _DRINKS.match(m.group("v").strip())
-            if d:
-                add("favourite_drink", d.group("v").casefold(), d.group("v"), "prefer", base=0.85)
+        _entity_slots(sentence, ents, add)
+        _pattern_slots(sentence, slang, keyed, add)
         if keyed or not self.free_facts:
             return keyed
         return self._free_fact(sentence, slang, hedged, kws, ents, topic)
