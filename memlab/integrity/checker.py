@@ -49,6 +49,7 @@ from memlab.integrity import explain as X
 from memlab.integrity.patterns import Facts, asserts_nothing, compare_facts, consistent_reason, summarise
 from memlab.protocols import Judge
 from memlab.records import ConflictType, Contradiction, IntegrityResult, Label, MemoryItem, Urgency
+from memlab.store import MemoryStore
 
 __all__ = ["LEVELS", "IntegrityConfig", "SemanticIntegrityChecker"]
 
@@ -166,7 +167,7 @@ class SemanticIntegrityChecker:
         (True, 'date', 'patterns')
     """
 
-    def __init__(self, store: Any, judge: Judge | str | None = None, settings: Any = None, **overrides: Any) -> None:
+    def __init__(self, store: MemoryStore, judge: Judge | str | None = None, settings: Any = None, **overrides: Any) -> None:
         base: dict[str, Any] = {}
         judge_name = "default"
         if settings is not None:
