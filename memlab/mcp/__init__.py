@@ -1,0 +1,26 @@
+"""memlab as MCP tools (seed 003), on the official ``mcp`` Python SDK (needs ``memlab[mcp]``).
+
+- Servers (:mod:`memlab.mcp.servers`): ``memory`` (search, add, history, notifications_list, resolve; one user
+  per connection), ``datetime`` (``now``) and ``semantic`` (``query`` over ingested documents). Each is served
+  over a WebSocket at ``/mcp`` with ``GET /health`` (:func:`create_mcp_app`) or over stdio (:func:`serve_stdio`);
+  ``memlab mcp serve KIND`` runs them. ``web.search`` is left out: memlab's machines have no internet.
+- :func:`websocket_client`: a client transport for :class:`mcp.Client` over that WebSocket.
+"""
+
+from __future__ import annotations
+
+from memlab.mcp.app import create_mcp_app, serve_stdio
+from memlab.mcp.servers import DEFAULT_NAMESPACES, SERVER_KINDS, make_server
+from memlab.mcp.tools import ToolSpec, build_server
+from memlab.mcp.transport import websocket_client
+
+__all__ = [
+    "DEFAULT_NAMESPACES",
+    "SERVER_KINDS",
+    "ToolSpec",
+    "build_server",
+    "create_mcp_app",
+    "make_server",
+    "serve_stdio",
+    "websocket_client",
+]
