@@ -93,7 +93,7 @@ async def serve_websocket(websocket: Any, server: Any) -> None:
         tg.cancel_scope.cancel()
     try:
         await websocket.close()
-    except RuntimeError:  # already closed by the client
+    except (RuntimeError, WebSocketDisconnect):  # already closed by the client, or the server is shutting down
         pass
 
 
