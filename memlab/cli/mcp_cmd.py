@@ -98,7 +98,7 @@ def _chunk_store(args: argparse.Namespace) -> Any:
     from memlab.ingest import ChunkStore
 
     settings = Settings()
-    embedder = resolve_embedder(args.embedder or "minilm", settings=settings)
+    embedder = resolve_embedder(args.embedder, settings=settings)  # default: settings.embedder (e5)
     if args.qdrant_url:
         return ChunkStore(url=args.qdrant_url, embedder=embedder, collection=args.collection)
     path = Path(args.qdrant_path) if args.qdrant_path else Path(settings.data_dir) / "qdrant"

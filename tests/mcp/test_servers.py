@@ -184,3 +184,38 @@ def test_memory_server_over_stdio_subprocess(tmp_path: Path, minilm: Any) -> Non
     assert names == ["search", "add", "history", "notifications_list", "resolve"]
     assert [m["text"] for m in payload(found)["memories"]] == ["Il mio compleanno è il 12 luglio"]
     assert bad.is_error and "query" in bad.content[0].text
+
+
+def test_semantic_server_over_websocket(lab: Memlab, tmp_path: Path) -> None:
+    """``vector.query`` over chunks ingested into the embedded Qdrant: per-user, tag filters, bad arguments."""
+    pytest.importorskip("qdrant_client", reason="LOUD SKIP: memlab[ingest] (qdrant-client) is not installed")
+    from memlab.ingest import ChunkStore
+    from memlab.testing import FakeEmbedder
+
+    chunks = ChunkStore(path=tmp_path / "qdrant", embedder=FakeEmbedder(dim=32, bag_of_words=True))
+    chunks.ingest_text("alice", "# Gatto\n\nIl mio gatto si chiama Miao.", fmt="markdown", source="gatto.md",
+                       tags=["casa"])
+    chunks.ingest_text("alice", "Riunione con Marco lunedì.", source="lavoro.txt", tags=["lavoro"])
+    chunks.ingest_text("bob", "Il mio gatto si chiama Fuffi.", source="gatto.md", tags=["casa"])
+    keys = ApiKeys(lab.store.db)
+    alice = keys.add("alice")
+    try:
+        with ThreadedServer(create_mcp_app("semantic", chunks=chunks, keys=keys)) as live:
+            health = httpx.get(live.url + "/health", timeout=30).json()
+
+            async def main() -> tuple[Any, Any, Any]:
+                async with Client(websocket_client(ws_url(live), token=alice), mode="legacy") as c:
+                    cat = await c.call_tool("query", {"query": "gatto", "k": 5})
+                    work = await c.call_tool("query", {"query": "gatto", "k": 5, "tags": ["lavoro"]})
+                    bad = await c.call_tool("query", {"query": "gatto", "tags": "casa"})
+                    return cat, work, bad
+
+            cat, work, bad = run(main)
+    finally:
+        chunks.close()
+    assert health["tools"] == ["query"] and health["checks"]["vectors"]["chunks"] == 3
+    texts = [h["text"] for h in payload(cat)["chunks"]]
+    assert texts[0] == "Il mio gatto si chiama Miao." and "Il mio gatto si chiama Fuffi." not in texts
+    assert payload(cat)["chunks"][0]["heading"] == "Gatto" and payload(cat)["chunks"][0]["tags"] == ["casa"]
+    assert [h["source"] for h in payload(work)["chunks"]] == ["lavoro.txt"]
+    assert bad.is_error and "tags" in bad.content[0].text
