@@ -79,7 +79,9 @@ class ToolSpec:
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON schema of the arguments, without pydantic's titles (less noise in the model's prompt)."""
-        return _strip_titles(self.args.model_json_schema())
+        schema = _strip_titles(self.args.model_json_schema())
+        schema.pop("description", None)  # the model class's docstring: the tool's description says it better
+        return schema  # type: ignore[no-any-return]
 
 
 def _strip_titles(schema: Any) -> Any:

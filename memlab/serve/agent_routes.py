@@ -35,23 +35,32 @@ from pydantic import BaseModel, ConfigDict, Field
 from memlab.errors import MemlabError
 from memlab.serve.app import Svc, User
 
-__all__ = ["ChatMessage", "ChatRequest", "IngestRequest", "router"]
+__all__ = ["ChatMessage", "ChatRequest", "IngestRequest", "add_agent_routes", "router"]
 
 log = logging.getLogger(__name__)
 
 
-@asynccontextmanager
-async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
-    try:
-        yield
-    finally:
-        chunks = getattr(app.state, "_owned_chunks", None)
-        if chunks is not None:
-            chunks.close()
-            app.state._owned_chunks = None
+router = APIRouter(tags=["agent"])
 
 
-router = APIRouter(tags=["agent"], lifespan=_lifespan)
+def add_agent_routes(app: FastAPI) -> None:
+    """Add ``/v1/chat`` and ``/v1/ingest`` to ``app`` (flat routes, so ``app.routes`` keeps listing paths) and close
+    the ChunkStore the routes opened when the app shuts down."""
+    app.router.routes.extend(router.routes)
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(a: Any) -> AsyncIterator[Any]:
+        async with inner(a) as state:
+            try:
+                yield state
+            finally:
+                chunks = getattr(app.state, "_owned_chunks", None)
+                if chunks is not None:
+                    chunks.close()
+                    app.state._owned_chunks = None
+
+    app.router.lifespan_context = lifespan
 
 
 class ChatMessage(BaseModel):

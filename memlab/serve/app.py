@@ -268,9 +268,9 @@ def create_app(
         count = await svc.call(svc.lab.notifications.count, user)
         return {**resp.model_dump(), "notifications_count": count, "checked": checked}
 
-    from memlab.serve.agent_routes import router as agent_router  # seed 003: /v1/chat (SSE), /v1/ingest
+    from memlab.serve.agent_routes import add_agent_routes  # seed 003: /v1/chat (SSE), /v1/ingest
 
-    app.include_router(agent_router)
+    add_agent_routes(app)
     return app
 
 

@@ -219,3 +219,42 @@ def test_semantic_server_over_websocket(lab: Memlab, tmp_path: Path) -> None:
     assert payload(cat)["chunks"][0]["heading"] == "Gatto" and payload(cat)["chunks"][0]["tags"] == ["casa"]
     assert [h["source"] for h in payload(work)["chunks"]] == ["lavoro.txt"]
     assert bad.is_error and "tags" in bad.content[0].text
+
+
+def test_seed_wire_format_by_hand_and_malformed_frames() -> None:
+    """The seed's JSON-RPC 2.0 over the WebSocket, written by hand: initialize, tools/list, tools/call, ping; a
+    frame that is not JSON is ignored and the connection keeps working."""
+    from websockets.asyncio.client import connect
+
+    with ThreadedServer(create_mcp_app("datetime")) as live:
+        async def main() -> tuple[str | None, list[dict[str, Any]]]:
+            async with connect(ws_url(live), subprotocols=["mcp"]) as ws:  # type: ignore[list-item]
+                out = []
+                await ws.send("not json {")
+                for msg in (
+                    {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                     "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                "clientInfo": {"name": "by-hand", "version": "0"}}},
+                    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                    {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                     "params": {"name": "now", "arguments": {"timezone": "Asia/Shanghai"}}},
+                    {"jsonrpc": "2.0", "id": 4, "method": "ping"},
+                    {"jsonrpc": "2.0", "id": 5, "method": "no/such/method"},
+                ):
+                    await ws.send(json.dumps(msg))
+                    if "id" in msg:
+                        out.append(json.loads(await ws.recv()))
+                return ws.subprotocol, out
+
+        subprotocol, (init, listed, called, ping, unknown) = run(main)
+    assert subprotocol == "mcp"
+    assert init["id"] == 1 and init["result"]["serverInfo"]["name"] == "memlab-datetime"
+    assert "tools" in init["result"]["capabilities"]
+    assert [t["name"] for t in listed["result"]["tools"]] == ["now"]
+    assert listed["result"]["tools"][0]["inputSchema"]["properties"]["timezone"]["default"] == "UTC"
+    assert called["result"]["isError"] is False
+    assert json.loads(called["result"]["content"][0]["text"])["utc_offset"] == "+0800"
+    assert called["result"]["structuredContent"]["timezone"] == "Asia/Shanghai"
+    assert ping == {"jsonrpc": "2.0", "id": 4, "result": {}}
+    assert unknown["id"] == 5 and unknown["error"]["code"] == -32601
