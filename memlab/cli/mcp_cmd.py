@@ -27,8 +27,9 @@ def register(groups: dict[str, Any]) -> None:
     p.add_argument("--judge", default=None, help="judge name (memory; default: settings)")
     p.add_argument("--no-checks", action="store_true", help="memory: store without background integrity checks")
     p.add_argument("--qdrant-path", default=None, help="semantic: embedded Qdrant folder "
-                   "(default: $MEMLAB_DATA_DIR/qdrant)")
-    p.add_argument("--qdrant-url", default=None, help="semantic: a Qdrant server URL instead of the embedded store")
+                   "(default: $MEMLAB_QDRANT_PATH, else <db>.qdrant, where `memlab serve` puts /v1/ingest's chunks)")
+    p.add_argument("--qdrant-url", default=None, help="semantic: a Qdrant server URL instead of the embedded store "
+                   "(default: $MEMLAB_QDRANT_URL)")
     p.add_argument("--collection", default="memlab_chunks", help="semantic: Qdrant collection name")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     p.set_defaults(func=_serve)
@@ -91,15 +92,19 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _chunk_store(args: argparse.Namespace) -> Any:
+    """The ChunkStore ``memlab serve``'s ``/v1/ingest`` writes to by default: ``--qdrant-url`` or
+    ``MEMLAB_QDRANT_URL`` (a server), else ``--qdrant-path`` or ``MEMLAB_QDRANT_PATH``, else ``<db>.qdrant``."""
     from pathlib import Path
 
+    from memlab.cli.serve_cmd import _db_path
     from memlab.config import Settings
     from memlab.embedding import resolve_embedder
     from memlab.ingest import ChunkStore
 
     settings = Settings()
     embedder = resolve_embedder(args.embedder, settings=settings)  # default: settings.embedder (e5)
-    if args.qdrant_url:
-        return ChunkStore(url=args.qdrant_url, embedder=embedder, collection=args.collection)
-    path = Path(args.qdrant_path) if args.qdrant_path else Path(settings.data_dir) / "qdrant"
+    url = args.qdrant_url or settings.qdrant_url
+    if url:
+        return ChunkStore(url=url, embedder=embedder, collection=args.collection)
+    path = args.qdrant_path or settings.qdrant_path or Path(str(_db_path(args)) + ".qdrant")
     return ChunkStore(path=path, embedder=embedder, collection=args.collection)
