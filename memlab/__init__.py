@@ -27,6 +27,7 @@ from memlab.errors import (
     NotFoundError,
     UnknownComponentError,
 )
+from memlab.ingest import ChunkStore
 from memlab.judges.registry import load_judge
 from memlab.protocols import LLM, Embedder, Judge, VectorIndex
 from memlab.records import ConflictType, Contradiction, IntegrityResult, Label, MemoryItem, Urgency, Verdict
@@ -36,6 +37,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BackendError",
+    "ChunkStore",
     "ConflictType",
     "Contradiction",
     "DatasetFormatError",

@@ -71,3 +71,9 @@ class Settings(BaseSettings):
     llm_base_url: str | None = None
     llm_api_key: SecretStr | None = None
     llm_timeout_s: float = Field(60.0, gt=0)
+
+    # optional vector store of ingested documents (memlab[ingest]; POST /v1/ingest, the semantic MCP server)
+    qdrant_url: str | None = None
+    """A Qdrant server URL; ``None``: the embedded local store in ``qdrant_path``."""
+    qdrant_path: Path | None = None
+    """Folder of the embedded Qdrant store (default: next to the database, ``<db>.qdrant``)."""

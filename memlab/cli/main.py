@@ -29,6 +29,7 @@ COMMAND_MODULES = [
     "memlab.cli.extraction_cmd",
     "memlab.cli.chats_cmd",
     "memlab.cli.serve_cmd",
+    "memlab.cli.mcp_cmd",
 ]
 
 

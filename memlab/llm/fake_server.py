@@ -19,6 +19,7 @@ import json
 import threading
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -28,9 +29,12 @@ __all__ = [
     "FakeLLMServer",
     "ollama_answer",
     "ollama_tags",
+    "ollama_tool_calls",
     "openai_answer",
     "openai_models",
     "openai_stream",
+    "openai_tool_calls",
+    "tool_messages",
 ]
 
 
@@ -84,6 +88,36 @@ def ollama_answer(
     return Answer(lines=[json.dumps(o).encode() + b"\n" for o in objs], content_type="application/x-ndjson")
 
 
+def ollama_tool_calls(*calls: tuple[str, dict[str, Any]], content: str = "", thinking: str = "",
+                      model: str = "fake") -> Answer:
+    """A streamed ``/api/chat`` answer requesting the given ``(name, arguments)`` tool calls, in order.
+
+    Example:
+        >>> from memlab.llm import OllamaLLM
+        >>> with FakeLLMServer() as srv:
+        ...     srv.queue("/api/chat", ollama_tool_calls(("memory.search", {"query": "compleanno"})))
+        ...     res = OllamaLLM(model="m", base_url=srv.url).complete([{"role": "user", "content": "ciao"}])
+        >>> [(c.name, dict(c.arguments)) for c in res.tool_calls]
+        [('memory.search', {'query': 'compleanno'})]
+    """
+    tool_calls = [{"function": {"name": name, "arguments": dict(args)}} for name, args in calls]
+    return ollama_answer(content, thinking=thinking, tool_calls=tool_calls, model=model)
+
+
+def openai_tool_calls(*calls: tuple[str, dict[str, Any]], content: str | None = None, model: str = "fake") -> Answer:
+    """A non-streamed ``/v1/chat/completions`` answer requesting the given ``(name, arguments)`` tool calls."""
+    tool_calls = [{"id": f"call_{i}", "type": "function",
+                   "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
+                  for i, (name, args) in enumerate(calls)]
+    return openai_answer(content, tool_calls=tool_calls, model=model, finish_reason="tool_calls")
+
+
+def tool_messages(body: Any) -> list[dict[str, Any]]:
+    """The ``role: tool`` messages of a chat request body (what a scripted responder reads tool results from)."""
+    msgs = body.get("messages", []) if isinstance(body, dict) else []
+    return [m for m in msgs if isinstance(m, dict) and m.get("role") == "tool"]
+
+
 def ollama_tags(*models: str) -> Answer:
     """A ``/api/tags`` answer listing ``models``."""
     data = {"models": [{"name": m, "model": m, "modified_at": "2026-01-01T00:00:00Z", "size": 1, "digest": "0",
@@ -133,7 +167,10 @@ def openai_models(*models: str) -> Answer:
 class FakeLLMServer:
     """A threaded HTTP server on ``127.0.0.1`` (free port) playing queued answers per path.
 
-    Unqueued paths answer 404. Use as a context manager, or call :meth:`close`.
+    Queued answers are played first; when a path's queue is empty, a responder set with :meth:`respond`
+    (``request JSON body -> Answer``) answers, so a script can depend on what the client sent (e.g. answer
+    with the tool result it received). Otherwise the path answers 404. Use as a context manager, or call
+    :meth:`close`.
 
     Attributes:
         url: ``http://127.0.0.1:<port>`` (add ``/v1`` for OpenAI clients).
@@ -142,6 +179,7 @@ class FakeLLMServer:
 
     def __init__(self) -> None:
         self.answers: dict[str, deque[Answer]] = defaultdict(deque)
+        self.responders: dict[str, Callable[[Any], Answer]] = {}
         self.requests: list[tuple[str, str, Any]] = []
         self._lock = threading.Lock()
         owner = self
@@ -163,7 +201,15 @@ class FakeLLMServer:
                 with owner._lock:
                     owner.requests.append((self.command, path, body))
                     queue = owner.answers.get(path)
-                    ans = queue.popleft() if queue else Answer(404, b'{"error": "no scripted answer"}')
+                    responder = owner.responders.get(path)
+                    ans = queue.popleft() if queue else None
+                if ans is None:
+                    try:
+                        ans = responder(body) if responder is not None else None
+                    except Exception as exc:  # noqa: BLE001 - a broken script answers 500, like a broken server
+                        ans = Answer(500, json.dumps({"error": f"responder failed: {exc}"}).encode())
+                if ans is None:
+                    ans = Answer(404, b'{"error": "no scripted answer"}')
                 if ans.delay_s:
                     time.sleep(ans.delay_s)
                 payload = b"".join(ans.lines) if ans.lines else ans.body
@@ -192,6 +238,11 @@ class FakeLLMServer:
         """Append answers for ``path`` (played in order, one per request)."""
         with self._lock:
             self.answers[path].extend(answers)
+
+    def respond(self, path: str, responder: Callable[[Any], Answer]) -> None:
+        """Answer ``path`` with ``responder(request JSON body)`` whenever its queue is empty."""
+        with self._lock:
+            self.responders[path] = responder
 
     def posted(self, path: str) -> list[Any]:
         """JSON bodies POSTed to ``path``, in order."""

@@ -9,7 +9,7 @@ Example:
     >>> from memlab.app import open_memlab
     >>> from memlab.testing import FakeEmbedder, ScriptedJudge
     >>> app = create_app(open_memlab(":memory:", embedder=FakeEmbedder(), judge=ScriptedJudge()))
-    >>> "/api/memory/{item_id}/history" in app.openapi()["paths"]
+    >>> "/api/memory/{item_id}/history" in {r.path for r in app.routes}
     True
 """
 
@@ -283,7 +283,10 @@ def create_app(
     async def _memlab_error(request: Request, exc: MemlabError) -> JSONResponse:
         return JSONResponse({"detail": str(exc), "error": type(exc).__name__}, status_code=_status_for(exc))
 
-    app.include_router(router)
+    app.router.routes.extend(router.routes)  # flat routes: app.routes lists every path
+    from memlab.serve.agent_routes import add_agent_routes  # the agent loop: /v1/chat (SSE), /v1/ingest
+
+    add_agent_routes(app)
     return app
 
 

@@ -1,0 +1,200 @@
+"""Seed 003's agent routes on the ``memlab serve`` app: ``POST /v1/chat`` (SSE) and ``POST /v1/ingest``.
+
+``/v1/chat`` runs :func:`~memlab.mcp.run_turn_stepper` for the key's user with memlab's MCP servers connected
+in-process (``memory.*`` scoped to that user, ``time.now``, and ``vector.query`` over the user's ingested
+documents when ingestion is available), and streams server-sent events:
+
+- ``token``: ``{"text": ...}`` a visible piece of the model's reply, as it arrives;
+- ``tool``: ``{"name", "arguments", "is_error", "dropped"}`` after each tool call (``dropped``: extra calls of the
+  same reply that the single-tool rule did not run);
+- ``done``: ``{"content", "tool_calls", "stopped"}`` the final answer;
+- ``error``: ``{"error", "detail"}`` when the model or a server failed (the stream then ends).
+
+The model's hidden reasoning (``thinking``) is logged on the server, never sent. The model is
+``app.state.chat_llm`` when set, else the app's configured LLM (``MEMLAB_LLM_BACKEND``, ``MEMLAB_LLM_MODEL``,
+``MEMLAB_LLM_BASE_URL``); without one ``/v1/chat`` answers 503.
+
+``/v1/ingest`` parses, chunks, embeds (with the store's embedder) and upserts one document into the user's
+chunks in Qdrant (``app.state.chunks`` when set, else ``MEMLAB_QDRANT_URL``, else an embedded store beside the
+database).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+from fastapi import APIRouter, FastAPI, HTTPException, Request, status
+from pydantic import BaseModel, ConfigDict, Field
+
+from memlab.errors import MemlabError
+from memlab.serve.app import Svc, User
+
+__all__ = ["ChatMessage", "ChatRequest", "IngestRequest", "add_agent_routes", "router"]
+
+log = logging.getLogger(__name__)
+
+
+router = APIRouter(tags=["agent"])
+
+
+def add_agent_routes(app: FastAPI) -> None:
+    """Add ``/v1/chat`` and ``/v1/ingest`` to ``app`` (flat routes, so ``app.routes`` keeps listing paths) and close
+    the ChunkStore the routes opened when the app shuts down."""
+    app.router.routes.extend(router.routes)
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(a: Any) -> AsyncIterator[Any]:
+        async with inner(a) as state:
+            try:
+                yield state
+            finally:
+                chunks = getattr(app.state, "_owned_chunks", None)
+                if chunks is not None:
+                    chunks.close()
+                    app.state._owned_chunks = None
+
+    app.router.lifespan_context = lifespan
+
+
+class ChatMessage(BaseModel):
+    """One earlier message of the conversation."""
+
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["user", "assistant"]
+    content: str = Field(max_length=20_000)
+
+
+class ChatRequest(BaseModel):
+    """Body of ``POST /v1/chat``."""
+
+    model_config = ConfigDict(extra="forbid")
+    message: str = Field(min_length=1, max_length=20_000, description="the user's message")
+    history: list[ChatMessage] = Field(default_factory=list, max_length=100)
+    max_steps: int = Field(6, ge=1, le=20, description="most tool calls in this turn")
+
+
+class IngestRequest(BaseModel):
+    """Body of ``POST /v1/ingest``."""
+
+    model_config = ConfigDict(extra="forbid")
+    content: str = Field(min_length=1, max_length=5_000_000, description="the document")
+    fmt: Literal["text", "markdown", "html"] = "text"
+    source: str = Field(min_length=1, max_length=1000, description="a label (file name, URL); re-ingesting the "
+                        "same source replaces it")
+    tags: list[str] = Field(default_factory=list, max_length=20)
+
+
+def _chat_llm(request: Request, svc: Any) -> Any:
+    llm = getattr(request.app.state, "chat_llm", None) or getattr(svc.lab.assistant, "llm", None)
+    if llm is None or not hasattr(llm, "complete"):
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE,
+                            "No chat model configured: set MEMLAB_LLM_BACKEND (ollama|openai), MEMLAB_LLM_MODEL and "
+                            "MEMLAB_LLM_BASE_URL, or app.state.chat_llm.")
+    return llm
+
+
+def _chunks(app: FastAPI, svc: Any, *, create: bool) -> Any:
+    """The app's ChunkStore (None when ingestion is not installed and ``create`` is False)."""
+    chunks = getattr(app.state, "chunks", None) or getattr(app.state, "_owned_chunks", None)
+    if chunks is not None or not create:
+        return chunks
+    try:
+        from memlab.ingest import ChunkStore
+    except ImportError as exc:  # pragma: no cover - memlab[ingest] is in `all`
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE,
+                            "Ingestion needs memlab[ingest]: pip install 'memlab[ingest]'.") from exc
+    settings = svc.lab.settings
+    embedder = svc.lab.store.embedder
+    if settings.qdrant_url:
+        chunks = ChunkStore(url=settings.qdrant_url, embedder=embedder)
+    elif settings.qdrant_path is not None:
+        chunks = ChunkStore(path=settings.qdrant_path, embedder=embedder)
+    elif svc.lab.store.db.in_memory:
+        chunks = ChunkStore(path=":memory:", embedder=embedder)
+    else:
+        chunks = ChunkStore(path=Path(str(svc.lab.store.path) + ".qdrant"), embedder=embedder)
+    app.state._owned_chunks = chunks
+    return chunks
+
+
+def _sse(event: str, data: Any) -> dict[str, str]:
+    return {"event": event, "data": json.dumps(data, ensure_ascii=False)}
+
+
+@router.post("/v1/chat", summary="One agent turn with memlab's MCP tools, streamed as server-sent events")
+async def chat(body: ChatRequest, user: User, svc: Svc, request: Request) -> Any:
+    """Run the single-tool stepper for the key's user; see the module docstring for the events."""
+    from sse_starlette.sse import EventSourceResponse
+
+    from memlab.mcp import MCPRegistry, make_server, run_turn_stepper
+
+    llm = _chat_llm(request, svc)
+    chunks = _chunks(request.app, svc, create=False)
+    servers: dict[str, Any] = {
+        "memory": make_server("memory", user_id=user, lab=svc.lab, runner=svc.call),
+        "time": make_server("datetime"),
+    }
+    if chunks is not None:
+        servers["vector"] = make_server("semantic", user_id=user, chunks=chunks, runner=svc.call)
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[str, Any] | None] = asyncio.Queue()
+
+    def on_token(text: str) -> None:  # called from the model's worker thread
+        loop.call_soon_threadsafe(queue.put_nowait, ("token", {"text": text}))
+
+    def on_step(step: Any) -> None:
+        if step.thinking:
+            log.info("chat user=%s step=%d: model thinking captured (%d chars, not streamed)", user, step.index,
+                     len(step.thinking))
+            log.debug("chat user=%s step=%d thinking: %s", user, step.index, step.thinking)
+        if step.tool:
+            queue.put_nowait(("tool", {"name": step.tool, "arguments": dict(step.arguments),
+                                       "is_error": step.is_error, "dropped": list(step.dropped)}))
+
+    async def run() -> None:
+        try:
+            async with MCPRegistry(servers) as registry:
+                res = await run_turn_stepper(
+                    llm, registry, body.message, history=[m.model_dump() for m in body.history],
+                    max_steps=body.max_steps, on_token=on_token, on_step=on_step)
+            await queue.put(("done", {"content": res.content, "tool_calls": res.tool_calls, "stopped": res.stopped}))
+        except MemlabError as exc:
+            log.warning("chat user=%s failed: %s", user, exc)
+            await queue.put(("error", {"error": type(exc).__name__, "detail": str(exc)}))
+        except Exception:  # noqa: BLE001 - the stream must end with an event, not hang
+            log.exception("chat user=%s failed unexpectedly", user)
+            await queue.put(("error", {"error": "InternalError", "detail": "the turn failed (see the server log)"}))
+        finally:
+            await queue.put(None)
+
+    async def events() -> AsyncIterator[dict[str, str]]:
+        task = asyncio.create_task(run())
+        try:
+            while True:
+                item = await queue.get()
+                if item is None:
+                    break
+                yield _sse(*item)
+        finally:
+            if not task.done():
+                task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    return EventSourceResponse(events())
+
+
+@router.post("/v1/ingest", status_code=201, summary="Parse, chunk, embed and store one document of the user")
+async def ingest(body: IngestRequest, user: User, svc: Svc, request: Request) -> dict[str, Any]:
+    """Store a document in the user's vector store (``vector.query`` in ``/v1/chat`` and the semantic server)."""
+    chunks = await svc.call(_chunks, request.app, svc, create=True)
+    report = await svc.call(chunks.ingest_text, user, body.content, fmt=body.fmt, source=body.source,
+                            tags=body.tags)
+    return {"ingested": report.to_dict(), "chunks_total": await svc.call(chunks.count, user)}
+
