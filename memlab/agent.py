@@ -274,6 +274,7 @@ class BackgroundAgent:
         self.clock = clock or _utcnow
         self.db = store.db
         self.db.migrate("agent", SCHEMA)
+        store.track_checks = True  # from now on every new memory waits in the outbox until its check is queued
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake: asyncio.Event | None = None
@@ -311,15 +312,35 @@ class BackgroundAgent:
         """
         user_id = check_user_id(user_id, owner="BackgroundAgent.process_new_knowledge")
         self.store.get(memory_id, user_id=user_id)
+        with self.db.transaction():
+            job_id = self._enqueue(user_id, int(memory_id))
+        self._poke()
+        return job_id
+
+    def _enqueue(self, user_id: str, memory_id: int) -> int:
+        """Queue one check and take its memory out of the store's outbox (inside the caller's transaction)."""
         now = _ts(self.clock())
         cur = self.db.execute(
             "INSERT INTO agent_queue(user_id, memory_id, kind, status, attempts, next_at, created_at) "
             "VALUES (?, ?, 'integrity', 'pending', 0, ?, ?)",
-            (user_id, int(memory_id), now, now),
+            (user_id, memory_id, now, now),
         )
-        job_id = int(cur.lastrowid or 0)
-        self._poke()
-        return job_id
+        self.store.mark_checked_queued([memory_id])
+        return int(cur.lastrowid or 0)
+
+    def enqueue_unchecked(self) -> int:
+        """Queue a check for every memory left in the store's outbox (stored, but its check never queued: the
+        process died between the two). Called at start; returns how many were queued."""
+        n = 0
+        while batch := self.store.unchecked():
+            with self.db.transaction():
+                for memory_id, user_id in batch:
+                    self._enqueue(user_id, memory_id)
+            n += len(batch)
+        if n:
+            log.info("agent: queued %d check(s) of memories stored by a process that died before queueing them", n)
+            self._poke()
+        return n
 
     def _poke(self) -> None:
         loop, wake = self._loop, self._wake
@@ -499,6 +520,7 @@ class BackgroundAgent:
         self._stop_event = asyncio.Event()
         self._executor = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="memlab-agent")
         self.recover()
+        self.enqueue_unchecked()
         self._tasks = [asyncio.create_task(self._worker(i), name=f"memlab-agent-{i}") for i in range(self.concurrency)]
         self._tasks.append(asyncio.create_task(self._periodic_loop(), name="memlab-agent-periodic"))
 

@@ -15,7 +15,7 @@ import os
 import sqlite3
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -85,6 +85,23 @@ SCHEMA: list[str] = [
     CREATE INDEX idx_events_memory ON memory_events(memory_id);
     CREATE INDEX idx_events_chain ON memory_events(chain_id);
     CREATE TABLE memlab_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)
+    """,
+    # 2: at most one active memory per keyed slot, enforced by SQLite (a repair first: earlier versions of
+    # notification resolution could leave two; the newest stays active, the others become superseded), and the
+    # outbox of memories whose integrity check is not queued yet (written in the memory's own transaction).
+    """
+    UPDATE memories SET is_active = 0, superseded_at = COALESCE(superseded_at, created_at)
+    WHERE key IS NOT NULL AND is_active = 1 AND id NOT IN (
+        SELECT MAX(id) FROM memories WHERE key IS NOT NULL AND is_active = 1
+        GROUP BY user_id, key, scope, type, COALESCE(project_id, '')
+    );
+    CREATE UNIQUE INDEX idx_memories_active_slot ON memories(user_id, key, scope, type, COALESCE(project_id, ''))
+    WHERE is_active = 1 AND key IS NOT NULL;
+    CREATE TABLE memory_outbox (
+        memory_id INTEGER PRIMARY KEY,
+        user_id TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )
     """,
 ]
 
@@ -204,6 +221,8 @@ class MemoryStore:
         self._user_ids_cache: dict[tuple[str, bool], NDArray[np.int64]] = {}
         self._dirty = False
         self._reembedded = False
+        #: Record each new memory in the check outbox, in its own transaction (set by the background agent).
+        self.track_checks = False
         self._check_embedder()
         self.index = self._open_index()
 
@@ -545,6 +564,11 @@ class MemoryStore:
             wins = round(abs(delta), 9) < CONFIDENCE_TIE or delta > 0
             if not wins:
                 beaten_by = int(champion["id"])
+        if incumbents and wins:  # the slot's active version steps down first: one active per slot (unique index)
+            self.db.executemany(
+                "UPDATE memories SET is_active = 0, superseded_at = ? WHERE id = ?",
+                [(now, int(inc["id"])) for inc in incumbents],
+            )
         cur = self.db.execute(
             "INSERT INTO memories(user_id, text, scope, type, key, value, confidence, project_id, source, keywords, "
             "topic, created_at, valid_from, valid_to, version, chain_id, supersedes, superseded_by, is_active, "
@@ -578,12 +602,14 @@ class MemoryStore:
             chain_id = new_id
             self.db.execute("UPDATE memories SET chain_id = ? WHERE id = ?", (chain_id, new_id))
         self._event(new_id, chain_id, user_id, "created", "system", version=version)
+        if self.track_checks:
+            self.db.execute(
+                "INSERT OR IGNORE INTO memory_outbox(memory_id, user_id, created_at) VALUES (?, ?, ?)",
+                (new_id, user_id, now),
+            )
         if incumbents and wins:
             for inc in incumbents:
-                self.db.execute(
-                    "UPDATE memories SET is_active = 0, superseded_by = ?, superseded_at = ? WHERE id = ?",
-                    (new_id, now, int(inc["id"])),
-                )
+                self.db.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (new_id, int(inc["id"])))
                 self._event(int(inc["id"]), chain_id, user_id, "superseded", "version-rule", by=new_id)
         elif beaten_by is not None:
             self._event(new_id, chain_id, user_id, "lost", "version-rule", to=beaten_by)
@@ -596,6 +622,13 @@ class MemoryStore:
     ) -> MemoryItem:
         item = self.get(id_, user_id=user_id)
         with self.db.transaction():
+            if active and not item.is_active:
+                holder = self.active_in_slot(item)
+                if holder is not None:
+                    raise InvalidInputError(
+                        f"Memory {item.id} cannot become active: version {holder.id} is active in its slot "
+                        f"({item.key!r}); deactivate that one first."
+                    )
             if active:
                 self.db.execute(
                     "UPDATE memories SET is_active = 1, superseded_at = NULL WHERE id = ?", (item.id,)
@@ -640,6 +673,33 @@ class MemoryStore:
         with self.db.transaction():
             self.db.execute("UPDATE memories SET context = ? WHERE id = ?", (context, item.id))
             self._event(item.id, item.chain_id, item.user_id, "annotated", actor, context=context, **details)
+        return self.get(item.id)
+
+    def set_key(
+        self, id: int, key: str | None, *, actor: str = "user", user_id: str | None = None, **details: Any
+    ) -> MemoryItem:
+        """Move a memory into another keyed slot, or out of any (``key=None``: a free fact); logged as an event.
+
+        Used when the user says two versions of one slot are both true: the newer leaves the slot and both stay
+        active.
+
+        Raises:
+            NotFoundError: unknown id (or not ``user_id``'s).
+            InvalidInputError: the memory is active and the target slot already has an active version.
+        """
+        item = self.get(id, user_id=user_id)
+        if key is not None:
+            key = check_text(key, name="key", owner="MemoryStore.set_key", max_chars=512)
+        with self.db.transaction():
+            if item.is_active and key is not None:
+                holder = self.active_in_slot(replace(item, key=key))
+                if holder is not None:
+                    raise InvalidInputError(
+                        f"Memory {item.id} cannot move into slot {key!r}: version {holder.id} is active there."
+                    )
+            self.db.execute("UPDATE memories SET key = ? WHERE id = ?", (key, item.id))
+            self._event(item.id, item.chain_id, item.user_id, "key_changed", actor, old=item.key, new=key, **details)
+        self._invalidate(item.user_id)
         return self.get(item.id)
 
     def clear_context(
@@ -803,6 +863,37 @@ class MemoryStore:
             [user_id, *(int(i) for i in ids)],
         )
         return {int(r["id"]) for r in rows}
+
+    def active_in_slot(self, item: MemoryItem) -> MemoryItem | None:
+        """The active memory of ``item``'s keyed slot other than ``item`` itself (``None`` for unkeyed items).
+
+        Example:
+            >>> from memlab.testing import FakeEmbedder
+            >>> st = MemoryStore(":memory:", embedder=FakeEmbedder())
+            >>> a = st.add("u1", "Abito a Roma", key="city"); b = st.add("u1", "Abito a Milano", key="city")
+            >>> st.active_in_slot(st.get(a.id)).id == b.id, st.active_in_slot(st.get(b.id))
+            (True, None)
+        """
+        if item.key is None:
+            return None
+        row = self.db.query_one(
+            f"SELECT {_COLUMNS} FROM memories WHERE user_id = ? AND key = ? AND scope = ? AND type = ? "
+            "AND COALESCE(project_id, '') = COALESCE(?, '') AND is_active = 1 AND id != ?",
+            (item.user_id, item.key, item.scope, item.type, item.project_id, item.id),
+        )
+        return None if row is None else self._row_to_item(row)
+
+    def unchecked(self, limit: int = 1000) -> list[tuple[int, str]]:
+        """``(memory_id, user_id)`` of memories in the check outbox: stored while :attr:`track_checks` was on and
+        not yet handed to the checker (:meth:`mark_checked_queued`), oldest first."""
+        rows = self.db.query(
+            "SELECT memory_id, user_id FROM memory_outbox ORDER BY memory_id LIMIT ?", (int(limit),)
+        )
+        return [(int(r["memory_id"]), str(r["user_id"])) for r in rows]
+
+    def mark_checked_queued(self, memory_ids: Sequence[int]) -> None:
+        """Remove memories from the check outbox (call in the transaction that queues their checks)."""
+        self.db.executemany("DELETE FROM memory_outbox WHERE memory_id = ?", [(int(i),) for i in memory_ids])
 
     def find_containing(
         self, user_id: str, terms: Sequence[str], *, exclude_id: int | None = None, limit: int = 20

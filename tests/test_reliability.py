@@ -1,0 +1,125 @@
+"""Reliability faults of the store, the agent and resolution, each reproduced (the fix is what makes them pass).
+
+1. A crash between storing a memory and queueing its check lost the check for good: the check now waits in an
+   outbox written in the memory's own transaction, and the agent queues what is left there at start.
+3. Resolving an old notification could leave two active versions of one slot: SQLite now refuses it (a partial
+   unique index) and resolution respects later versions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from memlab.app import open_memlab
+from memlab.errors import InvalidInputError
+from memlab.notify import NotificationService
+from memlab.records import ConflictType, Contradiction, Urgency
+from memlab.store import MemoryStore
+from memlab.testing import FakeEmbedder, ScriptedJudge
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _birthday_judge() -> ScriptedJudge:
+    return ScriptedJudge(lambda a, b: 0.97 if {"luglio", "agosto"} <= set((a + " " + b).split()) else 0.03)
+
+
+CRASH_AFTER_COMMIT = textwrap.dedent(
+    """
+    import os, signal, sys
+    from memlab.app import open_memlab
+    from memlab.testing import FakeEmbedder, ScriptedJudge
+    lab = open_memlab(sys.argv[1], embedder=FakeEmbedder(), judge=ScriptedJudge())
+    item = lab.store.add("u1", "Il mio compleanno è il 15 agosto")  # committed; its check is not queued yet
+    print(item.id, flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)  # dies between the memory's commit and the queueing of its check
+    """
+)
+
+
+def test_a_kill_between_commit_and_queueing_loses_no_check(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    with open_memlab(db, embedder=FakeEmbedder(), judge=_birthday_judge()) as lab:
+        _, jobs = lab.remember("u1", "Il mio compleanno è il 12 luglio")
+        lab.turn("u1", "ciao")  # runs the first check
+    script = tmp_path / "crash.py"
+    script.write_text(CRASH_AFTER_COMMIT)
+    proc = subprocess.run([sys.executable, str(script), str(db)], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    acknowledged = int(proc.stdout.split()[0])
+    con = sqlite3.connect(db)
+    try:
+        assert con.execute("SELECT COUNT(*) FROM agent_queue WHERE memory_id = ?", (acknowledged,)).fetchone()[0] == 0
+        assert con.execute("SELECT memory_id FROM memory_outbox").fetchall() == [(acknowledged,)]
+    finally:
+        con.close()
+
+    async def restart() -> int:
+        async with open_memlab(db, embedder=FakeEmbedder(), judge=_birthday_judge()) as lab:
+            assert await lab.agent.wait_idle(timeout=60)
+            assert [j.memory_id for j in lab.agent.jobs() if j.memory_id == acknowledged]
+            assert lab.store.unchecked() == []
+            return sum(1 for n in lab.notifications.pending("u1") if n.urgency is Urgency.HIGH)
+
+    assert asyncio.run(restart()) == 1  # the 15 agosto vs 12 luglio contradiction reached the user
+
+
+def _city(store: MemoryStore, text: str):
+    return store.add("u1", text, key="city", value=text.split()[-1].rstrip("."))
+
+
+def _notify(store: MemoryStore, older, newer):
+    c = Contradiction(memory_id=newer.id, other_id=older.id, memory_text=newer.text, other_text=older.text,
+                      confidence=0.9, type=ConflictType.PLACE, urgency=Urgency.HIGH, explanation="città diverse",
+                      decided_by="entities")
+    return NotificationService(store).create_contradiction("u1", c)
+
+
+@pytest.mark.parametrize("choice", ["a", "b", "c"])
+def test_resolving_an_old_notification_never_leaves_two_active_versions(tmp_path: Path, choice: str) -> None:
+    with MemoryStore(tmp_path / "m.db", embedder=FakeEmbedder()) as store:
+        roma, milano = _city(store, "Abito a Roma."), _city(store, "Abito a Milano.")
+        n = _notify(store, roma, milano)
+        napoli = _city(store, "Abito a Napoli.")
+        NotificationService(store).resolve(n.id, choice, "due case" if choice == "c" else None, user_id="u1")
+        active = [m.text for m in store.list("u1", key="city")]
+        assert active == ["Abito a Napoli."], active  # the later version stays in force
+        assert store.get(napoli.id).is_active and not store.get(milano.id).is_active
+        context = store.build_context("u1", "dove abito?", k=10)
+        assert "Napoli" in context and "Milano" not in context and "Roma" not in context
+
+
+def test_sqlite_itself_refuses_a_second_active_version(tmp_path: Path) -> None:
+    with MemoryStore(tmp_path / "m.db", embedder=FakeEmbedder()) as store:
+        roma, milano = _city(store, "Abito a Roma."), _city(store, "Abito a Milano.")
+        with pytest.raises(sqlite3.IntegrityError):
+            store.db.execute("UPDATE memories SET is_active = 1 WHERE id = ?", (roma.id,))
+        with pytest.raises(InvalidInputError, match=f"version {milano.id} is active"):
+            store.reactivate(roma.id, "test", user_id="u1")
+        assert [m.id for m in store.list("u1", key="city")] == [milano.id]
+
+
+def test_an_old_database_with_two_active_versions_is_repaired_on_open(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    with MemoryStore(db, embedder=FakeEmbedder()) as store:
+        roma, milano = _city(store, "Abito a Roma."), _city(store, "Abito a Milano.")
+    con = sqlite3.connect(db)  # what the earlier schema allowed: both active
+    con.executescript(
+        "DROP INDEX idx_memories_active_slot; DROP TABLE memory_outbox; "
+        f"UPDATE memories SET is_active = 1 WHERE id = {roma.id}; "
+        "UPDATE memlab_schema SET version = 1 WHERE component = 'memories';"
+    )
+    con.close()
+    with MemoryStore(db, embedder=FakeEmbedder()) as store:
+        assert [m.id for m in store.list("u1", key="city")] == [milano.id]  # the newest stays active
+        assert store.count("u1", include_inactive=True) == 2  # nothing deleted
