@@ -123,3 +123,48 @@ def test_an_old_database_with_two_active_versions_is_repaired_on_open(tmp_path: 
     with MemoryStore(db, embedder=FakeEmbedder()) as store:
         assert [m.id for m in store.list("u1", key="city")] == [milano.id]  # the newest stays active
         assert store.count("u1", include_inactive=True) == 2  # nothing deleted
+
+
+def test_turns_from_three_threads_on_one_object(tmp_path: Path) -> None:
+    """What the dashboard does: every turn completes, every check finishes, nothing stays 'running'."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with open_memlab(tmp_path / "t.db", embedder=FakeEmbedder(), judge=_birthday_judge()) as lab:
+        msgs = [f"Il mio collega {i} abita a Torino." for i in range(9)]
+        with ThreadPoolExecutor(3) as pool:
+            responses = list(pool.map(lambda m: lab.turn("u1", m), msgs))
+        assert len(responses) == 9 and all(r.response for r in responses)
+        statuses = {j.status.value for j in lab.agent.jobs()}
+        assert statuses <= {"done"}, statuses
+        assert len(lab.store.list("u1")) >= 1
+
+
+FLUSHER = textwrap.dedent(
+    """
+    import sys
+    from memlab.store import MemoryStore
+    from memlab.testing import FakeEmbedder
+    store = MemoryStore(sys.argv[1], embedder=FakeEmbedder())
+    for i in range(15):
+        store.add(sys.argv[2], f"nota {i} di {sys.argv[2]}")
+        store.flush()
+    store.close()
+    """
+)
+
+
+def test_two_processes_flushing_one_database(tmp_path: Path) -> None:
+    """They used to race on one shared '.faiss.tmp' name (FileNotFoundError)."""
+    db = tmp_path / "m.db"
+    MemoryStore(db, embedder=FakeEmbedder()).close()
+    script = tmp_path / "flush.py"
+    script.write_text(FLUSHER)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [subprocess.Popen([sys.executable, str(script), str(db), u], env=env, stderr=subprocess.PIPE, text=True)
+             for u in ("alice", "bob")]
+    errors = [p.communicate(timeout=180)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], errors
+    assert not list(tmp_path.glob("*.tmp"))
+    with MemoryStore(db, embedder=FakeEmbedder()) as store:
+        assert store.count("alice") == 15 and store.count("bob") == 15
+        assert sorted(store.index.ids().tolist()) == sorted(m.id for u in ("alice", "bob") for m in store.list(u))

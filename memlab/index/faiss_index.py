@@ -135,12 +135,19 @@ class FaissIndex:
             return np.asarray(self._index.reconstruct(int(id_)), dtype=np.float32)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the index atomically (temp file + rename)."""
+        """Write the index atomically: a temp file unique to this process and thread, then a rename.
+
+        Two processes flushing one database each write their own temp file, so neither can move the other's
+        away; a failed write removes its temp file and leaves the previous index in place.
+        """
         path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        with self._lock:
-            faiss.write_index(self._index, str(tmp))
-        os.replace(tmp, path)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            with self._lock:
+                faiss.write_index(self._index, str(tmp))
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, factory: str = "Flat") -> FaissIndex:
