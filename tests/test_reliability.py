@@ -168,3 +168,40 @@ def test_two_processes_flushing_one_database(tmp_path: Path) -> None:
     with MemoryStore(db, embedder=FakeEmbedder()) as store:
         assert store.count("alice") == 15 and store.count("bob") == 15
         assert sorted(store.index.ids().tolist()) == sorted(m.id for u in ("alice", "bob") for m in store.list(u))
+
+
+def test_a_long_lived_store_sees_what_another_connection_wrote(tmp_path: Path) -> None:
+    """Item 2: the first store kept its own FAISS index and active-id cache and returned the superseded item."""
+    db = tmp_path / "m.db"
+    first = MemoryStore(db, embedder=FakeEmbedder())
+    try:
+        roma = _city(first, "Abito a Roma.")
+        assert [m.id for m, _ in first.search("u1", "Abito a Roma.", k=5)] == [roma.id]
+        with MemoryStore(db, embedder=FakeEmbedder()) as second:  # another connection (another process alike)
+            milano = _city(second, "Abito a Milano.")
+            fido = second.add("u1", "Ho un cane di nome Fido")
+        hits = {m.id for m, _ in first.search("u1", "Ho un cane di nome Fido", k=5)}
+        assert hits == {milano.id, fido.id}  # Roma is superseded, Fido is found
+        context = first.build_context("u1", "Fido", k=5)
+        assert "Fido" in context and "Milano" in context and "Roma" not in context
+    finally:
+        first.close()
+
+
+def test_an_index_file_with_the_right_ids_and_wrong_vectors_is_rebuilt(tmp_path: Path) -> None:
+    import numpy as np
+
+    from memlab.index import FaissIndex
+
+    db = tmp_path / "m.db"
+    with MemoryStore(db, embedder=FakeEmbedder()) as store:
+        items = [store.add("u1", t) for t in ("Abito a Roma", "Ho un cane di nome Fido", "Lavoro in banca")]
+        dim = store.embedder.dim
+    wrong = FaissIndex(dim)
+    rng = np.random.default_rng(0)
+    vecs = rng.normal(size=(3, dim)).astype(np.float32)
+    wrong.add(np.asarray([m.id for m in items], dtype=np.int64), vecs / np.linalg.norm(vecs, axis=1, keepdims=True))
+    wrong.save(Path(str(db) + ".faiss"))  # same ids, other vectors (e.g. an old index beside a copied database)
+    with MemoryStore(db, embedder=FakeEmbedder()) as store:
+        for m in items:
+            assert store.search("u1", m.text, k=1)[0][0].id == m.id

@@ -225,6 +225,7 @@ class MemoryStore:
         self.track_checks = False
         self._check_embedder()
         self.index = self._open_index()
+        self._data_version = None if self.db.in_memory else self.db.data_version()
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> MemoryStore:
@@ -312,10 +313,46 @@ class MemoryStore:
                 log.warning("FAISS index %s unreadable (%s): rebuilding", self._index_path, exc)
         return self.rebuild_index()
 
-    def _consistent(self, idx: VectorIndex) -> bool:
+    def _consistent(self, idx: VectorIndex, *, sample: int = 64) -> bool:
+        """Same ids as SQLite, and (when the index can give vectors back) the same vectors on a sample of them:
+        a file with the right ids and wrong vectors, or an old index beside a copied database, is rebuilt."""
         rows = self.db.query("SELECT id FROM memories WHERE embedding IS NOT NULL ORDER BY id")
         db_ids = np.fromiter((r["id"] for r in rows), dtype=np.int64, count=len(rows))
-        return bool(np.array_equal(np.sort(idx.ids()), db_ids))
+        if not np.array_equal(np.sort(idx.ids()), db_ids):
+            return False
+        reconstruct = getattr(idx, "reconstruct", None)
+        if not callable(reconstruct) or len(db_ids) == 0:
+            return True
+        pick = db_ids[np.linspace(0, len(db_ids) - 1, num=min(sample, len(db_ids))).astype(int)]
+        stored = self.vectors(pick.tolist())
+        got = np.stack([reconstruct(int(i)) for i in pick])
+        return bool(np.allclose(got, stored, atol=1e-4))
+
+    def _sync(self) -> None:
+        """Catch up with commits of other connections (another process, another ``MemoryStore`` on the file).
+
+        ``PRAGMA data_version`` changes when another connection commits: then the active-id caches are dropped
+        and the vector index gets the vectors it is missing (and loses those of deleted rows) from SQLite.
+        """
+        if self.db.in_memory:
+            return
+        version = self.db.data_version()
+        if version == self._data_version:
+            return
+        self._data_version = version
+        self._user_ids_cache.clear()
+        rows = self.db.query("SELECT id FROM memories WHERE embedding IS NOT NULL")
+        db_ids = {int(r["id"]) for r in rows}
+        have = set(self.index.ids().tolist())
+        gone = sorted(have - db_ids)
+        if gone:
+            self.index.remove(np.asarray(gone, dtype=np.int64))
+        new = sorted(db_ids - have)
+        if new:
+            self.index.add(np.asarray(new, dtype=np.int64), self.vectors(new))
+        if gone or new:
+            self._dirty = True
+            log.info("store: %d new and %d removed memories written by another connection", len(new), len(gone))
 
     def rebuild_index(self) -> VectorIndex:
         """Rebuild the vector index from the vectors stored in SQLite (no re-embedding).
@@ -956,6 +993,7 @@ class MemoryStore:
         return np.stack([np.frombuffer(by_id[int(i)], dtype=np.float32) for i in ids])
 
     def _allowed_ids(self, user_id: str, include_inactive: bool) -> NDArray[np.int64]:
+        self._sync()
         key = (user_id, include_inactive)
         ids = self._user_ids_cache.get(key)
         if ids is None:
