@@ -86,6 +86,42 @@ async def _ingest_with_agent(agent: Any, assistant: Any, messages: list[str], la
         figures["checks_total"] = float(st["done"] + st["parked"])
 
 
+def _timed_turns(mode: str, store: Any, checker: Any, svc: Any, messages: list[str]) -> tuple[list[float],
+                                                                                          dict[str, float]]:
+    """Run the turns of one mode; per-turn latencies (ms) and the mode's check and wall-time figures."""
+    from memlab.agent import BackgroundAgent
+    from memlab.assistant import Assistant
+
+    lat: list[float] = []
+    figures: dict[str, float] = {}
+    if mode == "with_agent":
+        agent = BackgroundAgent(store, checker, svc, poll_interval_s=0.05)
+        assistant = Assistant(store, notifications=svc, agent=agent)
+
+        t0 = time.perf_counter()
+        asyncio.run(_ingest_with_agent(agent, assistant, messages, lat, figures))
+        figures["wall_total_s"] = time.perf_counter() - t0
+        figures["checks_per_s"] = figures["checks_total"] / max(figures["wall_total_s"], 1e-9)
+        return lat, figures
+    assistant = Assistant(store, notifications=svc)
+    n_checks = 0
+    t0 = time.perf_counter()
+    for m in messages:
+        t = time.perf_counter()
+        r = assistant.respond("bench-user", m)
+        if mode == "inline_check":
+            for mid in r.memory_ids:
+                for c in checker.check(store.get(mid)).contradictions:
+                    svc.create_contradiction("bench-user", c)
+                n_checks += 1
+        lat.append((time.perf_counter() - t) * 1000)
+    figures["wall_total_s"] = time.perf_counter() - t0
+    if mode == "inline_check":
+        figures["checks_total"] = float(n_checks)
+        figures["checks_per_s"] = n_checks / max(figures["wall_total_s"], 1e-9)
+    return lat, figures
+
+
 def run_agent_bench(
     n_messages: int = 200, *, embedder: str | None = None, judge: str | None = None, seed: int = 0,
     out: str | None = None, modes: tuple[str, ...] = ("no_agent", "with_agent", "inline_check"),
@@ -100,8 +136,6 @@ def run_agent_bench(
         out: directory for ``bench.json``.
         modes: subset of ``no_agent``, ``with_agent``, ``inline_check``.
     """
-    from memlab.agent import BackgroundAgent
-    from memlab.assistant import Assistant
     from memlab.config import Settings
     from memlab.embedding import load_embedder
     from memlab.notify import NotificationService
@@ -131,33 +165,7 @@ def run_agent_bench(
             checker = make_checker(store)
             # warm the judge outside the timed loop (a model load is not a per-turn cost)
             checker.judge.judge([("warm-up a", "warm-up b")])
-            lat: list[float] = []
-            figures: dict[str, float] = {}
-            if mode == "with_agent":
-                agent = BackgroundAgent(store, checker, svc, poll_interval_s=0.05)
-                assistant = Assistant(store, notifications=svc, agent=agent)
-
-                t0 = time.perf_counter()
-                asyncio.run(_ingest_with_agent(agent, assistant, messages, lat, figures))
-                figures["wall_total_s"] = time.perf_counter() - t0
-                figures["checks_per_s"] = figures["checks_total"] / max(figures["wall_total_s"], 1e-9)
-            else:
-                assistant = Assistant(store, notifications=svc)
-                n_checks = 0
-                t0 = time.perf_counter()
-                for m in messages:
-                    t = time.perf_counter()
-                    r = assistant.respond("bench-user", m)
-                    if mode == "inline_check":
-                        for mid in r.memory_ids:
-                            for c in checker.check(store.get(mid)).contradictions:
-                                svc.create_contradiction("bench-user", c)
-                            n_checks += 1
-                    lat.append((time.perf_counter() - t) * 1000)
-                figures["wall_total_s"] = time.perf_counter() - t0
-                if mode == "inline_check":
-                    figures["checks_total"] = float(n_checks)
-                    figures["checks_per_s"] = n_checks / max(figures["wall_total_s"], 1e-9)
+            lat, figures = _timed_turns(mode, store, checker, svc, messages)
             figures["memories"] = float(store.count("bench-user", include_inactive=True))
             figures["notifications"] = float(len(svc.list("bench-user", include_resolved=True)))
             res.runs[mode] = {**_lat(lat), **figures}
