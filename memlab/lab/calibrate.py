@@ -756,6 +756,36 @@ class CandidateBench(BaseModel):
 
         return pd.DataFrame([r.model_dump() for r in self.rows])
 
+    def write(self, out_dir: str | Path, *, command: str | None = None) -> Path:
+        """Write the ``bench-embedders`` eval run (and ``bench.md``) into ``out_dir``; returns it.
+
+        Metrics: ``<dataset>.<embedder>.<figure>`` per row, ``mean.<embedder>.<figure>`` over the datasets and
+        ``speed.<embedder>`` (sentences/s); one example per row. The headline is the first embedder's mean
+        ``recall_at_10_thr``.
+        """
+        from memlab.lab.bench.runs import metric_key, write_bench_run
+
+        figures = ("recall_at_10", "recall_at_10_thr", "unrelated_pass_rate", "mean_candidates", "threshold")
+        metrics: dict[str, Any] = {}
+        for r in self.rows:
+            metrics.setdefault(metric_key(r.dataset), {})[metric_key(r.embedder)] = {
+                **{f: getattr(r, f) for f in figures}, "n_cases": r.n_cases}
+        names = list(dict.fromkeys(r.embedder for r in self.rows))
+        metrics["mean"] = {
+            metric_key(e): {f: float(np.mean([getattr(r, f) for r in self.rows if r.embedder == e])) for f in figures}
+            for e in names
+        }
+        metrics["speed"] = {metric_key(e): v for e, v in self.speed.items()}
+        examples = [{"id": f"{r.dataset}/{r.embedder}", "group": r.embedder, "meta": r.model_dump()}
+                    for r in self.rows]
+        params = {"embedders": names, "datasets": list(dict.fromkeys(r.dataset for r in self.rows)),
+                  "n_distractors": self.n_distractors, "k": self.k}
+        write_bench_run(out_dir, "embedders", params=params, seed=self.seed, n=sum(r.n_cases for r in self.rows),
+                        metrics=metrics,
+                        primary_metric=f"mean.{metric_key(names[0])}.recall_at_10_thr" if names else "speed",
+                        examples=examples, markdown=self.to_markdown(), command=command)
+        return Path(out_dir)
+
 
 def _synthetic_users(
     cases: list[CandidateCase], pool: list[str], n_distractors: int, seed: int

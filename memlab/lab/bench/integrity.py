@@ -17,15 +17,17 @@ Index comparison: each FAISS factory (``FaissIndex(dim, factory=...)``) is built
 real embedded store, and the random set when ``n > store_limit``) and searched with single queries;
 recall@10 is measured against exact search (``Flat``). Parameters: HNSW ``efSearch=64``, IVF
 ``nprobe=16`` (set with ``faiss.ParameterSpace``).
+
+With ``out`` the run is written as an eval run (``bench-integrity``: ``metrics.stages.<stage>.p50|p95|mean`` and
+``metrics.figures``; one example per checked fact and per index configuration), see :mod:`memlab.lab.bench.runs`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +51,9 @@ class IntegrityBenchResult:
     figures: dict[str, Any] = field(default_factory=dict)
     indexes: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    seed: int = 0
+    facts: list[dict[str, Any]] = field(default_factory=list)
+    """Per checked fact: its stage milliseconds, candidates and whether a contradiction was found."""
 
     def to_markdown(self) -> str:
         """Per-stage table, index comparison and notes, as markdown."""
@@ -68,6 +73,26 @@ class IntegrityBenchResult:
                              f"{r['p50_ms']:.3f} | {r['p95_ms']:.3f} | {r['recall_at_10']:.3f} |")
         lines += [""] + [f"- {n}" for n in self.notes]
         return "\n".join(lines)
+
+    def write(self, out_dir: str | Path) -> Path:
+        """Write the ``bench-integrity`` eval run (and ``bench.md``) into ``out_dir``; returns it."""
+        from memlab.lab.bench.runs import write_bench_run
+
+        examples = [
+            {"id": f"fact/{f['i']}", "group": "check", "latency_ms": f["check_ms"],
+             "pred": "contradiction" if f["has_contradiction"] else "none", "meta": f}
+            for f in self.facts
+        ] + [
+            {"id": f"index/{r['vectors']}/{r['factory']}", "group": "index", "latency_ms": r["p50_ms"],
+             "error": r.get("skipped"), "meta": r}
+            for r in self.indexes
+        ]
+        params = {"embedder": self.embedder, "judge": self.judge, "n_queries": self.n_queries,
+                  "store_n": self.store_n, "indexes": sorted({r["factory"] for r in self.indexes})}
+        write_bench_run(out_dir, "integrity", params=params, seed=self.seed, n=self.n,
+                        metrics={"stages": self.stages, "figures": self.figures}, primary_metric="stages.check.p50",
+                        examples=examples, notes=self.notes, markdown=self.to_markdown(), judge=self.judge)
+        return Path(out_dir)
 
 
 def _stats(xs: list[float]) -> dict[str, float]:
@@ -174,7 +199,7 @@ def _time_checks(emb: Any, store: Any, checker: Any, new_texts: list[str], res: 
     n_cands: list[int] = []
     n_found = 0
     t_all = time.perf_counter()
-    for txt in new_texts:
+    for i, txt in enumerate(new_texts):
         t0 = time.perf_counter()
         v = emb.embed([txt])
         t1 = time.perf_counter()
@@ -194,6 +219,9 @@ def _time_checks(emb: Any, store: Any, checker: Any, new_texts: list[str], res: 
                 lat[k].append(float(r.stage_ms[k]))
         n_cands.append(r.n_candidates)
         n_found += int(r.has_contradiction)
+        res.facts.append({"i": i, "text": txt, "check_ms": lat["check"][-1], "total_ms": lat["total"][-1],
+                          "stage_ms": {k: float(v) for k, v in r.stage_ms.items()}, "n_candidates": r.n_candidates,
+                          "has_contradiction": bool(r.has_contradiction)})
     elapsed = time.perf_counter() - t_all - sum(lat["faiss"]) / 1000  # the extra FAISS probe is not product work
     res.stages = {k: _stats(v) for k, v in lat.items() if v}
     res.figures["facts_per_s (embed+add+check)"] = len(new_texts) / elapsed if elapsed > 0 else float("nan")
@@ -251,7 +279,7 @@ def run_integrity_bench(
         large_indexes: factories for the random set at ``n`` (default: ``indexes``); building HNSW on 1M vectors
             takes long on 2 cores.
         seed: corpus / vector seed.
-        out: directory for ``bench.json`` and ``bench.md``.
+        out: directory for the ``bench-integrity`` eval run (:meth:`IntegrityBenchResult.write`).
 
     Returns:
         An :class:`IntegrityBenchResult`.
@@ -265,7 +293,7 @@ def run_integrity_bench(
     judge_obj, judge_name = _resolve_judge(judge, notes)
     levels = ("entities", "patterns", "judge") if judge_obj is not None else ("entities", "patterns")
     res = IntegrityBenchResult(n=n, n_queries=n_queries, store_n=store_n, embedder=getattr(emb, "name", "?"),
-                               judge=judge_name)
+                               judge=judge_name, seed=seed)
     texts = fact_corpus(store_n, seed=seed)
     new_texts = [f"{t} ({i})" for i, t in enumerate(fact_corpus(n_queries, seed=seed + 1))]
     tmp = tempfile.TemporaryDirectory()
@@ -287,8 +315,5 @@ def run_integrity_bench(
     _machine_note(res, notes)
     res.notes = notes
     if out:
-        p = Path(out)
-        p.mkdir(parents=True, exist_ok=True)
-        (p / "bench.json").write_text(json.dumps(asdict(res), indent=2, default=str))
-        (p / "bench.md").write_text(res.to_markdown() + "\n")
+        res.write(out)
     return res
