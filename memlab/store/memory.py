@@ -571,27 +571,24 @@ class MemoryStore:
             spec[f] = _ts(v)
         return spec
 
+    def _slot_state(self, user_id: str, spec: dict[str, Any]) -> tuple[list[sqlite3.Row], int | None, int]:
+        """The slot's active versions, its chain id and the next version number (unkeyed: none, None, 1)."""
+        if spec["key"] is None:
+            return [], None, 1
+        slot = (user_id, spec["key"], spec["scope"], spec["type"], spec["project_id"])
+        slot_sql = "user_id = ? AND key = ? AND scope = ? AND type = ? AND project_id IS ?"
+        incumbents = self.db.query(
+            f"SELECT id, confidence, chain_id FROM memories WHERE {slot_sql} AND is_active = 1 ORDER BY id", slot
+        )
+        latest = self.db.query_one(f"SELECT chain_id FROM memories WHERE {slot_sql} ORDER BY id DESC LIMIT 1", slot)
+        if latest is None:
+            return incumbents, None, 1
+        row = self.db.query_one("SELECT MAX(version) AS v FROM memories WHERE chain_id = ?", (latest["chain_id"],))
+        return incumbents, latest["chain_id"], (int(row["v"]) + 1 if row and row["v"] is not None else 1)
+
     def _insert(self, user_id: str, spec: dict[str, Any], vec: NDArray[np.float32]) -> MemoryItem:
         now = _ts(self.clock())
-        incumbents: list[sqlite3.Row] = []
-        chain_id: int | None = None
-        version = 1
-        if spec["key"] is not None:
-            slot = (user_id, spec["key"], spec["scope"], spec["type"], spec["project_id"])
-            slot_sql = "user_id = ? AND key = ? AND scope = ? AND type = ? AND project_id IS ?"
-            incumbents = self.db.query(
-                f"SELECT id, confidence, chain_id FROM memories WHERE {slot_sql} AND is_active = 1 ORDER BY id",
-                slot,
-            )
-            latest = self.db.query_one(
-                f"SELECT chain_id FROM memories WHERE {slot_sql} ORDER BY id DESC LIMIT 1", slot
-            )
-            if latest is not None:
-                chain_id = latest["chain_id"]
-                row = self.db.query_one(
-                    "SELECT MAX(version) AS v FROM memories WHERE chain_id = ?", (chain_id,)
-                )
-                version = int(row["v"]) + 1 if row and row["v"] is not None else 1
+        incumbents, chain_id, version = self._slot_state(user_id, spec)
         wins = True
         beaten_by: int | None = None
         if incumbents:
