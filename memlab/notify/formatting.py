@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from memlab.notify.records import Notification, NotificationType, ResolutionChoice
 from memlab.records import Urgency
-from memlab.text import is_question, messages, split_sentences
+from memlab.text import is_question, messages, one_line, split_sentences
 
 __all__ = [
     "FATIGUE_THRESHOLD",
@@ -71,8 +71,10 @@ def format_notification(n: Notification, lang: str = "it", *, with_ref: bool = F
     t = _t(lang)
     if n.type is NotificationType.CONTRADICTION:
         first, second = _pair_texts(n)
-        lines = [t["contradiction_head"], t["intro"], f'1. "{first}"', f'2. "{second}"']
-        expl = _statement_only(str(n.payload.get("explanation") or ""))
+        # user texts stay on their own numbered line, quoted: a memory holding newlines and "A) ..." lines
+        # cannot add options or a second block
+        lines = [t["contradiction_head"], t["intro"], f'1. "{one_line(first)}"', f'2. "{one_line(second)}"']
+        expl = one_line(_statement_only(str(n.payload.get("explanation") or "")))
         if expl:
             lines.append(expl)
         lines += [t["question"], t["A"], t["B"], t["C"], t["D"]]
@@ -80,7 +82,7 @@ def format_notification(n: Notification, lang: str = "it", *, with_ref: bool = F
             lines.append(t["ref"].format(id=n.id))
         return "\n".join(lines)
     head = t["important"] if n.urgency is Urgency.HIGH else f"[{n.type.value}]"
-    return f"{head} {n.content}"
+    return f"{head} {one_line(n.content)}"
 
 
 def _statement_only(text: str) -> str:

@@ -30,7 +30,7 @@ from memlab.index.faiss_index import FaissIndex
 from memlab.protocols import Embedder, VectorIndex
 from memlab.records import MemoryItem
 from memlab.store.db import Database
-from memlab.text import messages
+from memlab.text import messages, one_line
 
 __all__ = ["CONFIDENCE_TIE", "DEFAULT_EMBEDDER", "MemoryEvent", "MemoryStore"]
 
@@ -1086,6 +1086,6 @@ class MemoryStore:
         lines = [head]
         for m in items:
             slot = f"[{m.key}] " if m.key else ""
-            extra = f" ({m.context})" if m.context else ""
-            lines.append(f"- {slot}{m.text}{extra}")
+            extra = f" ({one_line(m.context)})" if m.context else ""
+            lines.append(f"- {slot}{one_line(m.text)}{extra}")  # one line each: no memory can open a section
         return "\n".join(lines)
