@@ -14,6 +14,9 @@ The model's hidden reasoning (``thinking``) is logged on the server, never sent.
 ``app.state.chat_llm`` when set, else the app's configured LLM (``MEMLAB_LLM_BACKEND``, ``MEMLAB_LLM_MODEL``,
 ``MEMLAB_LLM_BASE_URL``); without one ``/v1/chat`` answers 503.
 
+The same app also serves memlab's MCP servers over WebSocket, in-process (one store, one worker thread):
+``/mcp`` (``memory``, for the bearer key's user), ``/mcp/datetime`` and ``/mcp/semantic``.
+
 ``/v1/ingest`` parses, chunks, embeds (with the store's embedder) and upserts one document into the user's
 chunks in Qdrant (``app.state.chunks`` when set, else ``MEMLAB_QDRANT_URL``, else an embedded store beside the
 database).
@@ -44,9 +47,14 @@ router = APIRouter(tags=["agent"])
 
 
 def add_agent_routes(app: FastAPI) -> None:
-    """Add ``/v1/chat`` and ``/v1/ingest`` to ``app`` (flat routes, so ``app.routes`` keeps listing paths) and close
-    the ChunkStore the routes opened when the app shuts down."""
+    """Add ``/v1/chat``, ``/v1/ingest`` and the MCP WebSockets (``/mcp`` = memory, ``/mcp/datetime``,
+    ``/mcp/semantic``) to ``app`` (flat routes, so ``app.routes`` keeps listing paths) and close the ChunkStore the
+    routes opened when the app shuts down."""
+    from starlette.routing import WebSocketRoute
+
     app.router.routes.extend(router.routes)
+    app.router.routes += [WebSocketRoute("/mcp", _mcp_memory), WebSocketRoute("/mcp/datetime", _mcp_datetime),
+                          WebSocketRoute("/mcp/semantic", _mcp_semantic)]
     inner = app.router.lifespan_context
 
     @asynccontextmanager
@@ -122,6 +130,51 @@ def _chunks(app: FastAPI, svc: Any, *, create: bool) -> Any:
         chunks = ChunkStore(path=Path(str(svc.lab.store.path) + ".qdrant"), embedder=embedder)
     app.state._owned_chunks = chunks
     return chunks
+
+
+async def _ws_user(websocket: Any, svc: Any) -> str | None:
+    value = websocket.headers.get("authorization") or ""
+    scheme, _, token = value.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    user: str | None = await svc.call(svc.keys.user_for, token.strip())
+    return user
+
+
+async def _mcp_memory(websocket: Any) -> None:
+    """``ws://.../mcp``: the ``memory`` MCP server for the bearer key's user, in this process (same store, same
+    worker thread as the HTTP routes)."""
+    from memlab.mcp import make_server
+    from memlab.mcp.transport import serve_websocket
+
+    svc = websocket.app.state.svc
+    user = await _ws_user(websocket, svc)
+    if user is None:
+        await websocket.close(code=1008, reason="missing or invalid API key")
+        return
+    await serve_websocket(websocket, make_server("memory", user_id=user, lab=svc.lab, runner=svc.call))
+
+
+async def _mcp_datetime(websocket: Any) -> None:
+    """``ws://.../mcp/datetime``: ``time.now`` (no key needed)."""
+    from memlab.mcp import make_server
+    from memlab.mcp.transport import serve_websocket
+
+    await serve_websocket(websocket, make_server("datetime"))
+
+
+async def _mcp_semantic(websocket: Any) -> None:
+    """``ws://.../mcp/semantic``: ``vector.query`` over the key's user's documents ingested with ``/v1/ingest``."""
+    from memlab.mcp import make_server
+    from memlab.mcp.transport import serve_websocket
+
+    svc = websocket.app.state.svc
+    user = await _ws_user(websocket, svc)
+    if user is None:
+        await websocket.close(code=1008, reason="missing or invalid API key")
+        return
+    chunks = await svc.call(_chunks, websocket.app, svc, create=True)
+    await serve_websocket(websocket, make_server("semantic", user_id=user, chunks=chunks, runner=svc.call))
 
 
 def _sse(event: str, data: Any) -> dict[str, str]:
