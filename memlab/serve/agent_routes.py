@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import APIRouter, FastAPI, HTTPException, Request, status
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memlab.errors import MemlabError
 from memlab.serve.app import Svc, User
@@ -80,12 +80,34 @@ class ChatMessage(BaseModel):
 
 
 class ChatRequest(BaseModel):
-    """Body of ``POST /v1/chat``."""
+    """Body of ``POST /v1/chat``: ``message`` (+ optional ``history``), or the seed's ``messages`` whose last one
+    is the user's message."""
 
     model_config = ConfigDict(extra="forbid")
-    message: str = Field(min_length=1, max_length=20_000, description="the user's message")
+    message: str | None = Field(None, min_length=1, max_length=20_000, description="the user's message")
     history: list[ChatMessage] = Field(default_factory=list, max_length=100)
+    messages: list[ChatMessage] | None = Field(None, min_length=1, max_length=101,
+                                               description="the seed's form: the conversation, ending with the "
+                                               "user's message (instead of message + history)")
+    enable_tools: bool = Field(True, description="False: a plain answer, no tools")
     max_steps: int = Field(6, ge=1, le=20, description="most tool calls in this turn")
+
+    @model_validator(mode="after")
+    def _one_form(self) -> ChatRequest:
+        if (self.message is None) == (self.messages is None):
+            raise ValueError("give either 'message' (with optional 'history') or 'messages', not both")
+        if self.messages is not None:
+            if self.history:
+                raise ValueError("'history' goes with 'message'; with 'messages' the history is the list itself")
+            if self.messages[-1].role != "user" or not self.messages[-1].content.strip():
+                raise ValueError("the last of 'messages' must be a non-empty user message")
+        return self
+
+    def turn(self) -> tuple[str, list[dict[str, Any]]]:
+        """``(message, history)`` whichever form was sent."""
+        if self.messages is not None:
+            return self.messages[-1].content, [m.model_dump() for m in self.messages[:-1]]
+        return str(self.message), [m.model_dump() for m in self.history]
 
 
 class IngestRequest(BaseModel):
@@ -211,12 +233,17 @@ async def chat(body: ChatRequest, user: User, svc: Svc, request: Request) -> Any
             queue.put_nowait(("tool", {"name": step.tool, "arguments": dict(step.arguments),
                                        "is_error": step.is_error, "dropped": list(step.dropped)}))
 
+    message, history = body.turn()
+
     async def run() -> None:
         try:
-            async with MCPRegistry(servers) as registry:
-                res = await run_turn_stepper(
-                    llm, registry, body.message, history=[m.model_dump() for m in body.history],
-                    max_steps=body.max_steps, on_token=on_token, on_step=on_step)
+            if body.enable_tools:
+                async with MCPRegistry(servers) as registry:
+                    res = await run_turn_stepper(llm, registry, message, history=history, max_steps=body.max_steps,
+                                                 on_token=on_token, on_step=on_step)
+            else:
+                res = await run_turn_stepper(llm, None, message, history=history, enable_tools=False,
+                                             on_token=on_token, on_step=on_step)
             await queue.put(("done", {"content": res.content, "tool_calls": res.tool_calls, "stopped": res.stopped}))
         except MemlabError as exc:
             log.warning("chat user=%s failed: %s", user, exc)

@@ -145,3 +145,11 @@ def test_openai_streaming_tool_call_deltas(fake: FakeLLMServer, lab: Memlab) -> 
     assert res.content == "Abiti a Roma." and "".join(tokens) == "Abiti a Roma."
     assert res.tool_calls == ["memory__search"] and res.steps[0].dropped == ("time__now",)
     assert json.loads(res.steps[0].result)["memories"][0]["text"] == "Abito a Roma"
+
+
+def test_enable_tools_false_is_one_plain_call(fake: FakeLLMServer) -> None:
+    fake.queue("/api/chat", ollama_answer("Ciao!"))
+    llm = OllamaLLM(model="m", base_url=fake.url, max_retries=0)
+    res = anyio.run(lambda: run_turn_stepper(llm, None, "ciao", enable_tools=False))
+    assert res.content == "Ciao!" and res.stopped == "answer" and len(res.steps) == 1
+    assert not fake.posted("/api/chat")[0].get("tools")

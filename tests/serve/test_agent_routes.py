@@ -193,3 +193,28 @@ def test_mcp_websocket_on_memlab_serve_needs_a_key(agent_server: ThreadedServer)
         return [await attempt({}), await attempt({"Authorization": "Bearer mlk_wrong"})]
 
     assert anyio.run(main) == [403, 403]
+
+
+def test_chat_accepts_the_seeds_messages_form_and_enable_tools(agent_server: ThreadedServer, lab: Memlab,
+                                                              fake: FakeLLMServer) -> None:
+    c = client(agent_server, lab, "alice")
+    fake.queue("/api/chat", ollama_answer("Ciao Giulia!"), ollama_answer("Certo."))
+    seed_body = {"messages": [{"role": "user", "content": "Mi chiamo Giulia"},
+                              {"role": "assistant", "content": "Piacere!"},
+                              {"role": "user", "content": "Salutami"}], "enable_tools": False}
+    events, _ = sse(c, seed_body)
+    assert {e for e, _ in events[:-1]} == {"token"}
+    assert "".join(d["text"] for _, d in events[:-1]) == "Ciao Giulia!"
+    assert events[-1] == ("done", {"content": "Ciao Giulia!", "tool_calls": [], "stopped": "answer"})
+    sent = fake.posted("/api/chat")[0]
+    assert not sent.get("tools")  # enable_tools: false offers no tools
+    assert [m["role"] for m in sent["messages"]] == ["system", "user", "assistant", "user"]
+    assert sent["messages"][-1]["content"] == "Salutami"
+    events, _ = sse(c, {"messages": [{"role": "user", "content": "ok?"}]})  # tools on by default
+    assert events[-1][1]["content"] == "Certo." and fake.posted("/api/chat")[1]["tools"]
+    for bad in ({"message": "a", "messages": [{"role": "user", "content": "b"}]},
+                {"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]},
+                {"messages": [{"role": "user", "content": "a"}], "history": [{"role": "user", "content": "b"}]},
+                {}):
+        assert c.post("/v1/chat", json=bad).status_code == 422, bad
+    c.close()
