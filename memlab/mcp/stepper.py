@@ -118,6 +118,7 @@ async def run_turn_stepper(
     message: str,
     *,
     history: Sequence[Mapping[str, Any]] = (),
+    enable_tools: bool = True,
     system_prompt: str = AGENT_SYSTEM_PROMPT,
     max_steps: int = 6,
     tool_name_sep: str = ".",
@@ -128,9 +129,10 @@ async def run_turn_stepper(
 
     Args:
         llm: a memlab LLM client (``complete(messages, tools=..., on_token=...)``).
-        registry: a connected :class:`~memlab.mcp.MCPRegistry`.
+        registry: a connected :class:`~memlab.mcp.MCPRegistry` (unused when ``enable_tools`` is False; may be None).
         message: the user's message.
         history: earlier ``{"role", "content"}`` messages of the conversation.
+        enable_tools: False: one plain model call, no tools offered (the seed's ``enable_tools``).
         system_prompt: the agent prompt.
         max_steps: most tool calls in one turn; then the model must answer without tools.
         tool_name_sep: ``.`` (``memory.search``) or ``__`` for APIs that reject dots in function names.
@@ -154,17 +156,17 @@ async def run_turn_stepper(
     messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}]
     messages += [dict(m) for m in history]
     messages.append({"role": "user", "content": message})
-    tools = registry.to_llm_tools(sep=tool_name_sep)
+    tools = registry.to_llm_tools(sep=tool_name_sep) if enable_tools else []
     steps: list[Step] = []
     correction: str | None = None
 
     for index in range(max_steps + 1):
-        last = index == max_steps
+        last = index == max_steps or not tools
         corrected = correction is not None
         if correction is not None:
             messages.append({"role": "system", "content": correction})
             correction = None
-        if last:
+        if last and tools:
             messages.append({"role": "system", "content": FINAL_PROMPT})
         res = await anyio.to_thread.run_sync(
             functools.partial(llm.complete, list(messages), tools=None if last else tools, on_token=on_token))
@@ -177,7 +179,10 @@ async def run_turn_stepper(
             if on_step is not None:
                 on_step(step)
             messages.append({"role": "assistant", "content": res.content})
-            return TurnResult(res.content, tuple(steps), tuple(messages), "max_steps" if last else "answer")
+            stopped = "max_steps" if last and tools else "answer"
+            log.info("agent turn: %d model call(s), tools %s, stopped: %s", len(steps),
+                     [s.tool for s in steps if s.tool], stopped)
+            return TurnResult(res.content, tuple(steps), tuple(messages), stopped)
         call, dropped = calls[0], tuple(c.name for c in calls[1:])
         if dropped:
             log.warning("model asked for %d tool calls in one reply; running only %s, dropping %s",
@@ -192,6 +197,8 @@ async def run_turn_stepper(
                 text, is_error = out.text, out.is_error
             except MemlabError as exc:  # unknown tool, unreachable server: the model reads it and adapts
                 text, is_error = f"{type(exc).__name__}: {exc}", True
+        if is_error:
+            log.warning("tool %s returned an error (passed back to the model): %s", call.name, text[:300])
         messages.append(_assistant_message(llm, res.content, call.name, call.arguments, call_id))
         messages.append(_tool_message(llm, call.name, text, call_id))
         step = Step(index=index, content=res.content, thinking=res.thinking, tool=call.name,
