@@ -29,7 +29,7 @@ if query:
         elif result.candidates:
             st.warning("Più chat possibili: quale intendi?")
         st.dataframe([{"chat": c.id, "title": c.title, "score": round(s, 3)} for c, s in result.candidates],
-                     hide_index=True, use_container_width=True, key="chat_candidates")
+                     hide_index=True, width="stretch", key="chat_candidates")
 
 ids = [c.id for c in chats]
 if selected not in ids:
