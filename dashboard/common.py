@@ -7,6 +7,7 @@ bad input) and shown to the user; anything else is a bug and surfaces as such.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -132,13 +133,27 @@ def ago(dt: datetime | None, now: datetime | None = None) -> str:
     return "adesso"
 
 
-def fmt_dt(dt: datetime | None) -> str:
-    """An absolute timestamp readable by an Italian user: ``25/11/2026 02:41 UTC``."""
+def fmt_dt(dt: datetime | None, *, seconds: bool = False) -> str:
+    """An absolute timestamp readable by an Italian user: ``25/11/2026 02:41 UTC`` (``02:41:07`` with seconds)."""
     if dt is None:
         return "—"
     if dt.tzinfo is not None:
         dt = dt.astimezone(UTC)
-    return dt.strftime("%d/%m/%Y %H:%M UTC")
+    return dt.strftime("%d/%m/%Y %H:%M:%S UTC" if seconds else "%d/%m/%Y %H:%M UTC")
+
+
+_ISO_DATE = re.compile(r"^(\d{4}|-)-(\d{2})-(\d{2})$")
+
+
+def pretty_value(value: str | None) -> str:
+    """A slot value as the user reads it: ISO dates become ``12/07/1990`` (``15/08`` when the year is unknown)."""
+    if not value:
+        return "—"
+    m = _ISO_DATE.match(value)
+    if not m:
+        return value
+    year, month, day = m.groups()
+    return f"{day}/{month}" + (f"/{year}" if year != "-" else "")
 
 
 def status_label(m: Any) -> str:
@@ -161,11 +176,11 @@ def timeline_figure(chain: list[Any]) -> Any:
     labelled with its version and date; colour is the status, height the confidence, arrows what superseded what."""
     import plotly.graph_objects as go
 
-    x = [f"v{m.version}<br>{fmt_dt(m.created_at)}" for m in chain]
+    x = [f"v{m.version}<br>{fmt_dt(m.created_at, seconds=True)}" for m in chain]
     colours = {"Attiva": "#2ca02c", "Superata": "#ff7f0e", "Disattivata": "#7f7f7f"}
     fig = go.Figure(go.Scatter(
         x=x, y=[m.confidence for m in chain], mode="lines+markers+text",
-        text=[f"{status_label(m)}: {(m.value or m.text)[:30]}" for m in chain], textposition="top center",
+        text=[f"{status_label(m)}: {pretty_value(m.value) if m.value else m.text[:30]}" for m in chain], textposition="top center",
         marker=dict(size=16, color=[colours[status_label(m)] for m in chain]), line=dict(color="#bbbbbb"),
         hovertext=[f"#{m.id} {m.text}" for m in chain], hoverinfo="text", name="versioni"))
     fig.update_layout(height=300, xaxis_title="versione e data di creazione", yaxis_title="confidenza",

@@ -101,7 +101,8 @@ run = loaded[0] if len(loaded) == 1 else loaded[
     st.selectbox("Details of", range(len(loaded)), format_func=lambda i: chosen[i], key="eval_detail")]
 spec = run.spec
 # Plain text and tables only: names like "evidence_recall@10" must not become e-mail links in markdown.
-st.text(f"task {spec.task} · dataset {spec.dataset}/{spec.split} · n {spec.n} · judge {spec.judge} · "
+dataset = f"{spec.dataset}/{spec.split}" if spec.split else str(spec.dataset)
+st.text(f"task {spec.task} · dataset {dataset} · n {spec.n} · judge {spec.judge} · "
         f"seed {spec.seed} · commit {(spec.git_commit or '')[:8]}" + (f" · {run.status}" if run.status != "ok" else ""))
 classes, scalars = metric_tables(run)
 if not classes.empty:
@@ -122,9 +123,9 @@ scored = examples[examples["score"].notna() & examples["gold"].notna()] if "scor
 if scored.empty:
     st.info("Questo run non ha punteggi (score): niente curva precision-recall né diagramma di affidabilità.")
 elif not (scored["gold"] == "contradiction").any():
-    c2.info(f"Curva precision-recall non disponibile: nessuno dei {len(scored)} esempi con punteggio ha gold "
-            "«contradiction» (nessun positivo), quindi la recall non è definita.")
-    plot_or_explain(st, "reliability diagram", lambda: plots.reliability_diagram(run), "eval_rel")
+    c2.info(f"Curva precision-recall e diagramma di affidabilità non disponibili: nessuno dei {len(scored)} esempi "
+            "con punteggio ha gold «contradiction» (nessun positivo), quindi la recall non è definita e la "
+            "frequenza osservata sarebbe sempre zero. Le metriche del run sono nelle tabelle qui sopra.")
 else:
     plot_or_explain(c2, "precision-recall curve", lambda: plots.pr_curve(run), "eval_pr")
     plot_or_explain(st, "reliability diagram", lambda: plots.reliability_diagram(run), "eval_rel")

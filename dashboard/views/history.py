@@ -14,6 +14,7 @@ from common import (
     ago,
     choice_label,
     fmt_dt,
+    pretty_value,
     services,
     status_label,
     timeline_figure,
@@ -57,7 +58,7 @@ st.header(f"🕘 Cronologia: {slot}")
 scope = f"ambito `{head.scope}` · tipo `{head.type}`" + (f" · progetto `{head.project_id}`" if head.project_id else "")
 active = [m for m in chain if m.is_active]
 st.caption(f"{len(chain)} version{'e' if len(chain) == 1 else 'i'} · {scope} · valore attuale: "
-           + (", ".join(f"«{m.value or m.text}» (v{m.version})" for m in active) if active else "nessuno"))
+           + (", ".join(f"«{pretty_value(m.value) if m.value else m.text}» (v{m.version})" for m in active) if active else "nessuno"))
 
 by_id = {m.id: m for m in chain}
 with st.container(key="history_versions"):
@@ -68,7 +69,7 @@ with st.container(key="history_versions"):
                 status_label(m), ":gray-badge[Disattivata]")
             mark = " · 📌 selezionata" if m.id == memory_id else ""
             left.markdown(f"#### v{m.version} {badge}{mark}")
-            left.markdown(f"**Valore:** {m.value or '—'}  \n**Testo:** {m.text}")
+            left.markdown(f"**Valore:** {pretty_value(m.value)}  \n**Testo:** {m.text}")
             if m.context:
                 left.markdown(f"**Contesto:** {m.context}")
             lines = [f"**Creata:** {fmt_dt(m.created_at)} ({ago(m.created_at)})",
