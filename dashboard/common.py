@@ -44,13 +44,18 @@ def open_services(db_path: str) -> Any:
     opened = _opened()
     if db_path in opened:
         return opened[db_path]
-    with _open_lock():
-        if db_path in opened:  # another session finished loading while this one waited
-            return opened[db_path]
-        box = st.empty()
-        with box.status("⏳ Preparo memlab: carico i modelli (solo al primo avvio)…", expanded=True) as status:
-            opened[db_path] = _load(db_path, status)
-        box.empty()
+    lock = _open_lock()
+    if not lock.acquire(blocking=False):
+        with st.spinner("Un'altra sessione sta caricando i modelli di memlab, attendo…"):
+            lock.acquire()
+    try:
+        if db_path not in opened:  # (another session may have finished loading while this one waited)
+            box = st.empty()
+            with box.status("⏳ Preparo memlab: carico i modelli (solo al primo avvio)…", expanded=True) as status:
+                opened[db_path] = _load(db_path, status)
+            box.empty()
+    finally:
+        lock.release()
     return opened[db_path]
 
 
@@ -112,8 +117,7 @@ def header_with_bell(notifications_page: Any) -> None:
     n = services().notifications.count(user_id())
     st.markdown(
         "<style>.st-key-memlab_bell{position:fixed;top:0.45rem;right:9rem;z-index:999991;width:auto}"
-        ".st-key-memlab_bell a{padding:0.1rem 0.6rem;border:1px solid rgba(128,128,128,0.35);border-radius:1rem;"
-        "background:var(--background-color, white)}</style>",
+        ".st-key-memlab_bell a{padding:0.1rem 0.6rem;border:1px solid rgba(128,128,128,0.35);border-radius:1rem}</style>",
         unsafe_allow_html=True,
     )
     label = f":red-badge[**{n}**]" if n else ":gray-badge[0]"  # the page's own icon is the bell
