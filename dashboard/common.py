@@ -60,19 +60,29 @@ def open_services(db_path: str) -> Any:
 
 
 def _load(db_path: str, status: Any) -> Any:
+    """Open the database (building the demo on first start, one step per scripted turn) and warm the models up."""
     from memlab.app import open_memlab
-    from memlab.demo import ensure_demo_db
+    from memlab.demo import DEMO_SCRIPT, ensure_demo_db
 
-    if not Path(db_path).exists():
-        status.write("Creo il database dimostrativo con una conversazione di prova…")
-    ensure_demo_db(db_path)  # builds the scripted demo only when the file does not exist
-    status.write(f"Apro il database `{db_path}`…")
-    lab = open_memlab(db_path)
-    status.write("Carico il modello di embedding…")
-    lab.store.embedder.embed(["riscaldamento"])  # the lazy model load happens here, not inside the first turn
-    if lab.checker is not None:
-        status.write("Carico il giudice delle contraddizioni…")
-        lab.checker.judge.judge([("riscaldamento", "riscaldamento")])
+    if Path(db_path).exists() or os.environ.get("MEMLAB_DASHBOARD_EMPTY") == "1":
+        ensure_demo_db(db_path)  # an empty database when asked for one; nothing when the file exists
+        status.write(f"Apro il database `{db_path}`…")
+        lab = open_memlab(db_path)
+        status.write("Carico il modello di embedding…")
+        lab.store.embedder.embed(["riscaldamento"])  # the lazy model load happens here, not inside the first turn
+        if lab.checker is not None:
+            status.write("Carico il giudice delle contraddizioni…")
+            lab.checker.judge.judge([("riscaldamento", "riscaldamento")])
+    else:  # first start: replay the demo conversation through the real pipeline (as memlab.demo.build_demo does)
+        Path(db_path).parent.mkdir(parents=True, exist_ok=True)
+        status.write(f"Creo il database dimostrativo `{db_path}` con una conversazione di prova "
+                     "(carica anche l'embedder e il giudice)…")
+        lab = open_memlab(db_path)
+        bar = status.progress(0.0)
+        for i, (user, message) in enumerate(DEMO_SCRIPT, 1):
+            lab.turn(user, message)
+            bar.progress(i / len(DEMO_SCRIPT), text=f"{i}/{len(DEMO_SCRIPT)} · {user}: «{message}»")
+        lab.store.flush()
     status.update(label="memlab è pronto", state="complete", expanded=False)
     return lab
 

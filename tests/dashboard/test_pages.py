@@ -206,3 +206,23 @@ def test_item7_one_version_timeline_is_a_dated_card_not_a_lone_dot(app, demo_db)
     assert fig["layout"]["xaxis"]["type"] == "category"
     assert [x.split("<br>")[0] for x in fig["data"][0]["x"]] == ["v1", "v2"]
     assert all("UTC" in x for x in fig["data"][0]["x"])
+
+
+def test_item5_first_start_builds_the_demo_through_the_pipeline(tmp_path, monkeypatch):
+    """A database path that does not exist yet: the first run replays the demo script (with a progress bar in the
+    status box) and the Chat page shows its conversation."""
+    from streamlit.testing.v1 import AppTest
+
+    from memlab.demo import DEMO_SCRIPT
+
+    db = tmp_path / "fresh" / "demo.db"
+    monkeypatch.setenv("MEMLAB_DASHBOARD_DB", str(db))
+    monkeypatch.setenv("MEMLAB_DASHBOARD_RUNS", str(tmp_path / "runs"))
+    monkeypatch.delenv("MEMLAB_DASHBOARD_EMPTY", raising=False)
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    assert not at.exception, at.exception
+    assert db.exists()
+    said = [m.value for m in at.markdown]
+    assert any("Chiamami Zhang San" in v for v in said), said
+    assert sorted(at.sidebar.selectbox(key="user_select").options) == sorted({u for u, _ in DEMO_SCRIPT})
