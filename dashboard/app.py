@@ -21,19 +21,19 @@ st.set_page_config(page_title="memlab", page_icon="🧠", layout="wide")
 
 HERE = Path(__file__).parent / "views"
 PAGES = {
-    "notifications": st.Page(HERE / "notifications.py", title="Notifications", icon="🔔", url_path="notifications"),
-    "history": st.Page(HERE / "history.py", title="Version history", icon="🕘", url_path="history"),
+    "notifications": st.Page(HERE / "notifications.py", title="Notifiche", icon="🔔", url_path="notifications"),
+    "history": st.Page(HERE / "history.py", title="Cronologia versioni", icon="🕘", url_path="history"),
 }
 nav = st.navigation(
     {
-        "Assistant": [
+        "Assistente": [
             st.Page(HERE / "chat.py", title="Chat", icon="💬", default=True, url_path="chat"),
-            st.Page(HERE / "chats.py", title="Chats", icon="🗂️", url_path="chats"),
+            st.Page(HERE / "chats.py", title="Chat salvate", icon="🗂️", url_path="chats"),
             PAGES["notifications"],
         ],
-        "Memory": [st.Page(HERE / "memory.py", title="Memory & versions", icon="🧠", url_path="memory"),
+        "Memoria": [st.Page(HERE / "memory.py", title="Memorie e versioni", icon="🧠", url_path="memory"),
                    PAGES["history"]],
-        "Evaluation": [st.Page(HERE / "eval_runs.py", title="Eval runs", icon="📊", url_path="eval")],
+        "Valutazione": [st.Page(HERE / "eval_runs.py", title="Valutazioni (eval)", icon="📊", url_path="eval")],
     }
 )
 sidebar()

@@ -100,8 +100,8 @@ def sidebar() -> None:
         current = st.session_state.get("user_id", users[0])
         if current not in users:
             users = [current, *users]
-        st.session_state["user_id"] = st.selectbox("User", users, index=users.index(current), key="user_select")
-        st.text_input("Runs directory", value=default_runs(), key="runs_dir")
+        st.session_state["user_id"] = st.selectbox("Utente", users, index=users.index(current), key="user_select")
+        st.text_input("Cartella dei run", value=default_runs(), key="runs_dir")
 
 
 def services() -> Any:
@@ -175,6 +175,16 @@ def status_label(m: Any) -> str:
     if m.is_active:
         return "Attiva"
     return "Superata" if m.superseded_by else "Disattivata"
+
+
+URGENCY_IT = {"high": "alta", "medium": "media", "low": "bassa"}
+TYPE_IT = {"contradiction": "contraddizione", "event": "evento", "todo": "da fare"}
+STATUS_IT = {"unread": "non letta", "read": "letta", "resolved": "risolta", "dismissed": "archiviata"}
+
+
+def it_label(table: dict[str, str], value: str) -> str:
+    """A notification's urgency, type or status in Italian (unknown values stay as they are)."""
+    return table.get(value, value)
 
 
 CHOICES = {"A": "A) la prima", "B": "B) la seconda", "C": "C) entrambe corrette", "D": "D) cancella entrambe"}

@@ -12,7 +12,7 @@ from memlab.errors import MemlabError
 from memlab.eval import plots
 from memlab.eval.runs import compare_runs, load_run
 
-st.header("📊 Eval runs")
+st.header("📊 Valutazioni (eval runs)")
 root = Path(st.session_state.get("runs_dir", "runs"))
 
 
@@ -79,11 +79,11 @@ def plot_or_explain(where, what: str, make, key: str, *, enabled: bool = True) -
 
 runs = find_runs(str(root), mtime(root)) if root.exists() else []
 if not runs:
-    st.info(f"No run directories under `{root}` yet. Create one with `make eval` or "
+    st.info(f"Ancora nessuna cartella di run in `{root}`. Creane una con `make eval` o "
             "`memlab eval contradiction --dataset snli --limit 300 --out runs/snli`.")
     st.stop()
 
-chosen = st.multiselect("Runs", runs, default=runs[-1:], key="eval_runs_select",
+chosen = st.multiselect("Run", runs, default=runs[-1:], key="eval_runs_select",
                         format_func=lambda p: str(Path(p).relative_to(root)) if p.startswith(str(root)) else p)
 if not chosen:
     st.stop()
@@ -94,11 +94,11 @@ except MemlabError as exc:
     st.stop()
 
 if len(loaded) > 1:
-    st.subheader("Compare runs")
+    st.subheader("Confronto dei run")
     st.dataframe(compare_runs(chosen), hide_index=True, width="stretch", key="eval_compare")
 
 run = loaded[0] if len(loaded) == 1 else loaded[
-    st.selectbox("Details of", range(len(loaded)), format_func=lambda i: chosen[i], key="eval_detail")]
+    st.selectbox("Dettagli di", range(len(loaded)), format_func=lambda i: chosen[i], key="eval_detail")]
 spec = run.spec
 # Plain text and tables only: names like "evidence_recall@10" must not become e-mail links in markdown.
 dataset = f"{spec.dataset}/{spec.split}" if spec.split else str(spec.dataset)
@@ -114,7 +114,7 @@ for name, table in category_tables(run):
     st.dataframe(table, hide_index=True, width="stretch", key=f"eval_cat_{name}")
 for note in run.notes or []:
     st.text(f"note: {note}")
-with st.expander("All metrics"):
+with st.expander("Tutte le metriche"):
     st.dataframe(run.to_pandas("metrics"), hide_index=True, width="stretch", key="eval_metrics")
 examples = run.to_pandas("examples")
 c1, c2 = st.columns(2)
@@ -129,5 +129,5 @@ elif not (scored["gold"] == "contradiction").any():
 else:
     plot_or_explain(c2, "precision-recall curve", lambda: plots.pr_curve(run), "eval_pr")
     plot_or_explain(st, "reliability diagram", lambda: plots.reliability_diagram(run), "eval_rel")
-with st.expander("Examples"):
+with st.expander("Esempi"):
     st.dataframe(examples.head(500), hide_index=True, width="stretch", key="eval_examples")

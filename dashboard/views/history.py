@@ -11,9 +11,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 from common import (
+    STATUS_IT,
+    TYPE_IT,
+    URGENCY_IT,
     ago,
     choice_label,
     fmt_dt,
+    it_label,
     pretty_value,
     services,
     status_label,
@@ -100,9 +104,9 @@ if not related:
     st.caption("Nessuna notifica riguarda questa catena di versioni.")
 for n in related:
     with st.container(border=True, key=f"history_ntf_{n.id}"):
-        state = {"unread": "non letta", "read": "letta, in attesa di risposta", "resolved": "risolta",
-                 "dismissed": "archiviata"}.get(n.status.value, n.status.value)
-        st.markdown(f"**#{n.id} · {n.type.value} · urgenza {n.urgency.value}** — {state}  \n{n.content}")
+        state = "letta, in attesa di risposta" if n.status.value == "read" else it_label(STATUS_IT, n.status.value)
+        st.markdown(f"**#{n.id} · {it_label(TYPE_IT, n.type.value)} · urgenza {it_label(URGENCY_IT, n.urgency.value)}**"
+                    f" — {state}  \n{n.content}")
         if n.choice:
             answer = f"**Risposta dell'utente:** {choice_label(n.choice)}"
             if n.resolved_at:

@@ -6,25 +6,25 @@ import pandas as pd
 import streamlit as st
 from common import ago, fmt_dt, services, status_label, user_id
 
-st.header("🧠 Memory & versions")
+st.header("🧠 Memorie e versioni")
 store = services().store
 uid = user_id()
 
 c1, c2, c3, c4 = st.columns(4)
-show_all = c1.toggle("Include superseded / inactive", value=False, key="mem_show_all")
+show_all = c1.toggle("Includi superate / disattivate", value=False, key="mem_show_all")
 items = store.list(uid, include_inactive=show_all)
 keys = sorted({m.key for m in items if m.key})
 types = sorted({m.type for m in items})
 topics = sorted({m.topic for m in items if m.topic})
-key_f = c2.multiselect("Key", keys, key="mem_key_filter")
-type_f = c3.multiselect("Type", types, key="mem_type_filter")
-topic_f = c4.multiselect("Topic", topics, key="mem_topic_filter")
+key_f = c2.multiselect("Chiave", keys, key="mem_key_filter")
+type_f = c3.multiselect("Tipo", types, key="mem_type_filter")
+topic_f = c4.multiselect("Argomento", topics, key="mem_topic_filter")
 items = [m for m in items if (not key_f or m.key in key_f) and (not type_f or m.type in type_f)
          and (not topic_f or m.topic in topic_f)]
 
-st.caption(f"{len(items)} memories of user **{uid}**")
+st.caption(f"{len(items)} memorie dell'utente **{uid}**")
 if not items:
-    st.info("No memories yet: talk to the assistant on the Chat page.")
+    st.info("Ancora nessuna memoria: parla con l'assistente nella pagina Chat.")
     st.stop()
 
 rows = []
@@ -33,10 +33,10 @@ for m in items:
     if m.version > 1:
         badges.append(f"v{m.version}")
     if not m.is_active:
-        badges.append("Superseded" if m.superseded_by else "Inactive")
-    rows.append({"id": m.id, "text": m.text, "key": m.key or "", "type": m.type, "confidence": m.confidence,
-                 "badges": " ".join(badges), "last updated": ago(m.superseded_at or m.created_at),
-                 "active": m.is_active})
+        badges.append("Superata" if m.superseded_by else "Disattivata")
+    rows.append({"id": m.id, "testo": m.text, "chiave": m.key or "", "tipo": m.type, "confidenza": m.confidence,
+                 "badge": " ".join(badges), "ultimo aggiornamento": ago(m.superseded_at or m.created_at),
+                 "attiva": m.is_active})
 with st.expander("Tabella (ordinabile)", expanded=False):
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="mem_table")
 

@@ -218,8 +218,8 @@ def test_item2_version_history_detail_view(page, shots):
 def test_item7_one_version_history_is_a_dated_card(page):
     from playwright.sync_api import expect
 
-    page.get_by_test_id("stSidebarNav").get_by_role("link", name=re.compile("Memory & versions")).click()
-    expect(page.get_by_role("heading", name=re.compile("Memory & versions"))).to_be_visible()
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Memorie e versioni", exact=True).click()
+    expect(page.get_by_role("heading", name=re.compile("Memorie e versioni"))).to_be_visible()
     settle(page)
     row = page.get_by_text(re.compile(r"#\d+ L'utente (vive|abita) a Roma")).first
     memory_id = re.search(r"#(\d+)", row.inner_text()).group(1)
@@ -234,8 +234,8 @@ def test_item7_one_version_history_is_a_dated_card(page):
 def test_item3_and_item4_eval_page_names_as_text_and_no_crash_without_positives(page):
     from playwright.sync_api import expect
 
-    page.get_by_test_id("stSidebarNav").get_by_role("link", name=re.compile("Eval runs")).click()
-    expect(page.get_by_role("heading", name=re.compile("Eval runs"))).to_be_visible()
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Valutazioni (eval)", exact=True).click()
+    expect(page.get_by_role("heading", name=re.compile("Valutazioni"))).to_be_visible()
     settle(page)
     expect(page.get_by_text("nessun positivo").first).to_be_visible()
     expect(page.get_by_text("evidence_recall@10.raw.all").first).to_be_attached()
@@ -244,7 +244,7 @@ def test_item3_and_item4_eval_page_names_as_text_and_no_crash_without_positives(
 
 
 def test_item6_sidebar_shows_memlab_once(page):
-    for name in ("Chat", "Notifications", "Memory & versions", "Version history", "Eval runs"):
+    for name in ("Chat", "Notifiche", "Memorie e versioni", "Cronologia versioni", "Valutazioni (eval)"):
         page.get_by_test_id("stSidebarNav").get_by_role("link", name=name, exact=True).click()
         settle(page)
         text = page.get_by_test_id("stSidebar").inner_text()
