@@ -171,10 +171,18 @@ def pretty_value(value: str | None) -> str:
 
 
 def status_label(m: Any) -> str:
-    """A memory's status in words: ``Attiva``, ``Superata`` (replaced or beaten in its chain) or ``Disattivata``."""
+    """A memory's status in words: ``Attiva``; ``Superata`` (a later memory replaced it); ``Scartata`` (it lost
+    to an earlier one: more confident, or chosen by the user); ``Disattivata`` (switched off, e.g. "cancella
+    entrambe")."""
     if m.is_active:
         return "Attiva"
-    return "Superata" if m.superseded_by else "Disattivata"
+    if m.superseded_by is None:
+        return "Disattivata"
+    return "Scartata" if m.superseded_by < m.id else "Superata"
+
+
+STATUS_BADGE = {"Attiva": ":green-badge[Attiva]", "Superata": ":orange-badge[Superata]",
+                "Scartata": ":red-badge[Scartata]", "Disattivata": ":gray-badge[Disattivata]"}
 
 
 URGENCY_IT = {"high": "alta", "medium": "media", "low": "bassa"}
@@ -201,7 +209,7 @@ def timeline_figure(chain: list[Any]) -> Any:
     import plotly.graph_objects as go
 
     x = [f"v{m.version}<br>{fmt_dt(m.created_at, seconds=True)}" for m in chain]
-    colours = {"Attiva": "#2ca02c", "Superata": "#ff7f0e", "Disattivata": "#7f7f7f"}
+    colours = {"Attiva": "#2ca02c", "Superata": "#ff7f0e", "Scartata": "#d62728", "Disattivata": "#7f7f7f"}
     fig = go.Figure(go.Scatter(
         x=x, y=[m.confidence for m in chain], mode="lines+markers+text",
         text=[f"{status_label(m)}: {pretty_value(m.value) if m.value else m.text[:30]}" for m in chain], textposition="top center",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 from common import (
+    STATUS_BADGE,
     STATUS_IT,
     TYPE_IT,
     URGENCY_IT,
@@ -69,8 +70,7 @@ with st.container(key="history_versions"):
     for m in reversed(chain):  # newest on top, like a history panel
         with st.container(border=True, key=f"history_v{m.version}_{m.id}"):
             left, right = st.columns([3, 2])
-            badge = {"Attiva": ":green-badge[Attiva]", "Superata": ":orange-badge[Superata]"}.get(
-                status_label(m), ":gray-badge[Disattivata]")
+            badge = STATUS_BADGE[status_label(m)]
             mark = " · 📌 selezionata" if m.id == memory_id else ""
             left.markdown(f"#### v{m.version} {badge}{mark}")
             left.markdown(f"**Valore:** {pretty_value(m.value)}  \n**Testo:** {m.text}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-from common import ago, fmt_dt, services, status_label, user_id
+from common import STATUS_BADGE, ago, fmt_dt, services, status_label, user_id
 
 st.header("🧠 Memorie e versioni")
 store = services().store
@@ -33,7 +33,7 @@ for m in items:
     if m.version > 1:
         badges.append(f"v{m.version}")
     if not m.is_active:
-        badges.append("Superata" if m.superseded_by else "Disattivata")
+        badges.append(status_label(m))
     rows.append({"id": m.id, "testo": m.text, "chiave": m.key or "", "tipo": m.type, "confidenza": m.confidence,
                  "badge": " ".join(badges), "ultimo aggiornamento": ago(m.superseded_at or m.created_at),
                  "attiva": m.is_active})
@@ -51,8 +51,7 @@ for m in items[:SHOWN]:
     c_text, c_badges, c_when, c_button = st.columns([6, 2, 2, 2], vertical_alignment="center")
     c_text.markdown(f"`#{m.id}` {m.text}" + (f" · `{m.key}`" if m.key else ""))
     badge = f":blue-badge[v{m.version}] " if m.version > 1 else ""
-    badge += {"Attiva": ":green-badge[Attiva]", "Superata": ":orange-badge[Superata]"}.get(
-        status_label(m), ":gray-badge[Disattivata]")
+    badge += STATUS_BADGE[status_label(m)]
     c_badges.markdown(badge)
     c_when.caption(f"{fmt_dt(m.superseded_at or m.created_at)} · {ago(m.superseded_at or m.created_at)}")
     if c_button.button("Cronologia", key=f"mem_history_{m.id}", icon="🕘", width="stretch"):

@@ -226,3 +226,29 @@ def test_item5_first_start_builds_the_demo_through_the_pipeline(tmp_path, monkey
     said = [m.value for m in at.markdown]
     assert any("Chiamami Zhang San" in v for v in said), said
     assert sorted(at.sidebar.selectbox(key="user_select").options) == sorted({u for u, _ in DEMO_SCRIPT})
+
+
+def test_item2_status_words_of_a_chain_replaced_lost_and_switched_off():
+    """The history's status words on a real store: a newer version replaces (Superata), a much less confident newer
+    one loses (Scartata), "cancella entrambe"-like deactivation is Disattivata; slot dates read as 12/07/1990."""
+    import sys
+
+    from memlab import MemoryStore
+    from memlab.testing import FakeEmbedder
+
+    sys.path.insert(0, str(ROOT / "dashboard"))
+    from common import pretty_value, status_label
+
+    store = MemoryStore(":memory:", embedder=FakeEmbedder())
+    try:
+        v1 = store.add("u1", "Chiamami Zhang San", key="preferred_name", value="Zhang San", confidence=0.9)
+        v2 = store.add("u1", "Chiamami Li Si", key="preferred_name", value="Li Si", confidence=0.85)
+        v3 = store.add("u1", "Chiamami Wang Wu", key="preferred_name", value="Wang Wu", confidence=0.3)
+        words = {m.id: status_label(m) for m in store.history(v1.id)}
+        assert words == {v1.id: "Superata", v2.id: "Attiva", v3.id: "Scartata"}
+        store.deactivate(v2.id, "cancella entrambe", user_id="u1")
+        assert status_label(store.get(v2.id)) == "Disattivata"
+    finally:
+        store.close()
+    assert pretty_value("1990-07-12") == "12/07/1990" and pretty_value("--08-15") == "15/08"
+    assert pretty_value("Li Si") == "Li Si" and pretty_value(None) == "—"
