@@ -38,22 +38,28 @@ try:
 except ValueError:
     memory_id = None
 
-st.page_link("views/memory.py", label="← Torna alle memorie", icon="🧠")
-if memory_id is None:
+
+def pick_memory() -> int:
+    """A picker over this user's memories (when no memory was asked for, or the asked one is not theirs)."""
     st.header("🕘 Cronologia delle versioni")
     items = store.list(uid, include_inactive=True)
     if not items:
         st.info("Nessuna memoria per questo utente.")
         st.stop()
-    memory_id = st.selectbox("Memoria", [m.id for m in items], key="history_pick",
-                             format_func=lambda i: next(f"#{m.id} {m.text[:70]}" for m in items if m.id == i))
+    return st.selectbox("Memoria", [m.id for m in items], key="history_pick",
+                        format_func=lambda i: next(f"#{m.id} {m.text[:70]}" for m in items if m.id == i))
+
+
+st.page_link("views/memory.py", label="← Torna alle memorie", icon="🧠")
+if memory_id is None:
+    memory_id = pick_memory()
 try:
     chain = store.history(memory_id, user_id=uid)
-    events = store.events(memory_id, user_id=uid)
-except MemlabError as exc:  # unknown id, or another user's memory
-    st.header("🕘 Cronologia delle versioni")
-    st.error(f"Memoria #{memory_id} non trovata per l'utente {uid}: {exc}")
-    st.stop()
+except MemlabError:  # unknown id, or another user's memory (e.g. after switching user in the sidebar)
+    st.warning(f"La memoria #{memory_id} non esiste per l'utente {uid}: scegline una qui sotto.")
+    memory_id = pick_memory()
+    chain = store.history(memory_id, user_id=uid)
+events = store.events(memory_id, user_id=uid)
 st.query_params["memory"] = str(memory_id)
 st.session_state["history_memory"] = memory_id
 

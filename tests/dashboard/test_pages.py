@@ -252,3 +252,25 @@ def test_item2_status_words_of_a_chain_replaced_lost_and_switched_off():
         store.close()
     assert pretty_value("1990-07-12") == "12/07/1990" and pretty_value("--08-15") == "15/08"
     assert pretty_value("Li Si") == "Li Si" and pretty_value(None) == "—"
+
+
+def test_item2_history_of_another_users_memory_is_not_shown(app, demo_db):
+    """Isolation: the last memory viewed by u1 is not shown once the sidebar switches to u2 (the page falls back to
+    u2's own memories)."""
+    (city,) = memory_ids(demo_db, "home_city")
+    lab = open_memlab(demo_db, checks=False)
+    try:
+        other = lab.store.add("u2", "L'utente vive a Milano", key="home_city", value="Milano")
+    finally:
+        lab.close()
+    app.switch_page("views/history.py")
+    app.session_state["history_memory"] = city
+    app.run()
+    assert "Cronologia: home_city" in texts(app) and "Roma" in texts(app)
+    app.sidebar.selectbox(key="user_select").set_value("u2")
+    app.run()
+    assert not app.exception, app.exception
+    page = texts(app)
+    assert "Roma" not in page and "Milano" in page
+    assert f"La memoria #{city} non esiste per l'utente u2" in app.warning[0].value
+    assert app.selectbox(key="history_pick").options == [f"#{other.id} L'utente vive a Milano"]
