@@ -83,7 +83,7 @@ if not runs:
             "`memlab eval contradiction --dataset snli --limit 300 --out runs/snli`.")
     st.stop()
 
-chosen = st.multiselect("Run", runs, default=runs[-1:], key="eval_runs_select",
+chosen = st.multiselect("Run", runs, default=runs[-1:], key="eval_runs_select", placeholder="Scegli uno o più run",
                         format_func=lambda p: str(Path(p).relative_to(root)) if p.startswith(str(root)) else p)
 if not chosen:
     st.stop()

@@ -16,9 +16,9 @@ items = store.list(uid, include_inactive=show_all)
 keys = sorted({m.key for m in items if m.key})
 types = sorted({m.type for m in items})
 topics = sorted({m.topic for m in items if m.topic})
-key_f = c2.multiselect("Chiave", keys, key="mem_key_filter")
-type_f = c3.multiselect("Tipo", types, key="mem_type_filter")
-topic_f = c4.multiselect("Argomento", topics, key="mem_topic_filter")
+key_f = c2.multiselect("Chiave", keys, key="mem_key_filter", placeholder="Tutte")
+type_f = c3.multiselect("Tipo", types, key="mem_type_filter", placeholder="Tutti")
+topic_f = c4.multiselect("Argomento", topics, key="mem_topic_filter", placeholder="Tutti")
 items = [m for m in items if (not key_f or m.key in key_f) and (not type_f or m.type in type_f)
          and (not topic_f or m.topic in topic_f)]
 
