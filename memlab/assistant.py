@@ -222,7 +222,9 @@ class AssistantResponse(BaseModel):
         job_ids: background checks enqueued for them.
         chat_id: the chat the turn was appended to.
         llm_error: the model's error, when it failed (the turn still completes).
-        kind: ``chat``, ``resolution``, ``offer_shown`` or ``offer_declined``.
+        kind: ``chat``, ``resolution``, ``offer_shown``, ``offer_declined`` or ``chat_switch`` (the message asked to
+            move to another chat: nothing is stored, ``switch`` says what was decided).
+        switch: for ``chat_switch``: ``{"decision": "switch"|"ask"|"none", "topic", "candidates": [...]}``.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -237,7 +239,8 @@ class AssistantResponse(BaseModel):
     job_ids: list[int] = Field(default_factory=list)
     chat_id: str | None = None
     llm_error: str | None = None
-    kind: Literal["chat", "resolution", "offer_shown", "offer_declined"] = "chat"
+    kind: Literal["chat", "resolution", "offer_shown", "offer_declined", "chat_switch"] = "chat"
+    switch: dict[str, Any] | None = None
 
 
 class _Scheduler(Protocol):
@@ -370,7 +373,7 @@ class Assistant:
         chat_id = self._chat_id(user_id, chat_id)
         conv = self._conversation_id(user_id, chat_id)
 
-        special = self._answer(user_id, message, chat_id)
+        special = self._answer(user_id, message, chat_id) or self._switch(user_id, message, chat_id)
         if special is not None:
             return special
         # an offer not answered by this message has expired: it stays in the bell, it is not offered again
@@ -440,6 +443,32 @@ class Assistant:
             log.warning("assistant: the LLM failed: %s", exc)
             err = f"{type(exc).__name__}: {exc}"
             return messages(self.lang)["llm_failed"].format(err=err), err
+
+    def _switch(self, user_id: str, message: str, chat_id: str | None) -> AssistantResponse | None:
+        """A request to move to another chat ("Passiamo alla chat in cui parlavamo del viaggio a Tokyo"): switch
+        when one chat clearly matches, ask with the candidates when several do, say so when none does. The
+        request is not a fact about the user: nothing is stored."""
+        from memlab.chats.switch import switch_request
+
+        topic = switch_request(message) if self.chats is not None else None
+        if topic is None or self.chats is None:
+            return None
+        sw = self.chats.search(user_id, topic, k=3)
+        t = messages(self.lang)
+        cands = [{"chat_id": c.id, "title": c.title, "score": round(float(sc), 4)} for c, sc in sw.candidates]
+        if sw.decision == "switch" and sw.chat_id is not None:
+            target = sw.chat_id
+            text = t["switched"].format(title=self.chats.get(target, user_id=user_id).title or topic)
+        elif sw.decision == "ask":
+            target = chat_id
+            options = "\n".join(f"{i}) «{c['title'] or c['chat_id']}»" for i, c in enumerate(cands, 1))
+            text = t["switch_ask"].format(topic=topic) + "\n" + options
+        else:
+            target, text = chat_id, t["switch_none"].format(topic=topic)
+        return AssistantResponse(
+            response=text, notifications_count=self.notifications.count(user_id), chat_id=target,
+            kind="chat_switch", switch={"decision": sw.decision, "topic": topic, "candidates": cands},
+        )
 
     def _answer(self, user_id: str, message: str, chat_id: str | None) -> AssistantResponse | None:
         """Handle a message that answers a contradiction or a MEDIUM offer; None if it is a normal message."""

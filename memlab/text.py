@@ -310,6 +310,9 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "context_head": "## MEMORIE DELL'UTENTE",
         "no_notifications": "(nessuna notifica)",
         "undone": "Risoluzione annullata: la notifica è di nuovo aperta.",
+        "switched": "Ok, torniamo alla chat «{title}».",
+        "switch_ask": "Ho trovato più chat su «{topic}»: quale intendi?",
+        "switch_none": "Non ho trovato una chat su «{topic}».",
     },
     "en": {
         "contradiction_head": "[⚠️ CONTRADICTION DETECTED]",
@@ -339,6 +342,9 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "context_head": "## USER MEMORIES",
         "no_notifications": "(no notifications)",
         "undone": "Resolution undone: the notification is open again.",
+        "switched": "OK, back to the chat “{title}”.",
+        "switch_ask": "I found several chats about “{topic}”: which one do you mean?",
+        "switch_none": "I found no chat about “{topic}”.",
     },
     "zh": {
         "contradiction_head": "[⚠️ 检测到矛盾]",
@@ -368,6 +374,9 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "context_head": "## 用户记忆",
         "no_notifications": "（没有通知）",
         "undone": "已撤销处理：这条通知重新打开。",
+        "switched": "好的，回到聊天「{title}」。",
+        "switch_ask": "我找到了几个关于「{topic}」的聊天：你指的是哪一个？",
+        "switch_none": "我没有找到关于「{topic}」的聊天。",
     },
 }
 

@@ -259,3 +259,37 @@ def test_real_extraction_detector_and_minilm(tmp_path, minilm, first, second, ne
     (r5,) = turns(a, agent, ["ciao"], user="u2")
     assert r5.notifications_count == 0
     store.close()
+
+
+def test_a_switch_request_is_not_stored_as_a_fact(tmp_path):
+    from memlab.app import open_memlab
+    from memlab.testing import ScriptedJudge
+
+    with open_memlab(tmp_path / "s.db", embedder=FakeEmbedder(), judge=ScriptedJudge()) as lab:
+        lab.turn("u1", "Sto organizzando un viaggio a Tokyo per maggio")
+        before = lab.store.count("u1", include_inactive=True)
+        r = lab.turn("u1", "Passiamo alla chat in cui parlavamo del viaggio a Tokyo")
+        assert r.kind == "chat_switch" and r.switch["topic"] == "viaggio a Tokyo"
+        assert r.switch["decision"] in {"switch", "ask", "none"} and r.memory_ids == []
+        assert lab.store.count("u1", include_inactive=True) == before
+
+
+@pytest.mark.model
+def test_chat_switch_inside_a_turn_with_the_product_embedder(tmp_path):
+    """The seed's own phrase switches to the Tokyo chat (it used to be stored as a fact and searched as 'ask')."""
+    from memlab.app import open_memlab
+    from memlab.testing import ScriptedJudge
+
+    with open_memlab(tmp_path / "s.db", judge=ScriptedJudge(), checks=False) as lab:
+        tokyo = lab.chats.create("u1", "Viaggio a Tokyo", [
+            {"role": "user", "parts": [{"text": "Sto organizzando un viaggio a Tokyo per maggio: voli, hotel e JR pass."}]},
+            {"role": "model", "parts": [{"text": "Per Tokyo a maggio conviene prenotare presto l'hotel a Shinjuku."}]}])
+        lab.chats.create("u1", "Mutuo", [
+            {"role": "user", "parts": [{"text": "Devo scegliere tra mutuo a tasso fisso e variabile per la casa."}]},
+            {"role": "model", "parts": [{"text": "Con i tassi attuali il fisso costa di più ma protegge dai rialzi."}]}])
+        r = lab.turn("u1", "Passiamo alla chat in cui parlavamo del viaggio a Tokyo")
+        assert r.kind == "chat_switch" and r.switch["decision"] == "switch" and r.chat_id == tokyo.id
+        assert r.response == "Ok, torniamo alla chat «Viaggio a Tokyo»."
+        none = lab.turn("u1", "Torniamo alla chat sulla ricetta della carbonara")
+        assert none.kind == "chat_switch" and none.switch["topic"] == "ricetta della carbonara"
+        assert not (none.switch["decision"] == "switch" and none.chat_id == tokyo.id)  # never the Tokyo chat
