@@ -3,7 +3,8 @@
 Each run starts ``memlab chat --db DB --user U --message M`` as a subprocess (a real process: the embedder loads,
 the turn stores memories, queues their checks and waits for them) and kills it with SIGKILL after a random delay
 drawn uniformly from ``[0, max_delay_s]``; some runs finish before the kill. The messages alternate birthdays
-("Il mio compleanno è il 12 luglio" / "... 15 agosto" / ...), so most turns contradict an earlier one.
+(a different date in every run: "Il mio compleanno è il 1 gennaio", "... 8 febbraio" ...), so every turn after the
+first contradicts the one before, and each acknowledged turn is recognisable in the store by its date.
 
 After the last run the database is opened once more with the background agent running (``async with``), which
 recovers the checks left running, queues the checks of memories whose check was never queued (the outbox) and
@@ -21,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import re
 import signal
 import sqlite3
 import subprocess
@@ -35,7 +37,13 @@ from memlab.lab.bench.runs import write_bench_run
 
 __all__ = ["CrashResult", "run_crash_bench"]
 
-_DATES = ("12 luglio", "15 agosto", "3 marzo", "21 dicembre", "9 maggio")
+_MONTHS = ("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre", "ottobre",
+           "novembre", "dicembre")
+
+
+def _date(i: int) -> str:
+    """A different birthday for every run (so each acknowledged turn is recognisable in the store)."""
+    return f"{1 + (i * 7) % 28} {_MONTHS[i % 12]}"
 
 
 @dataclass
@@ -77,19 +85,20 @@ def _one_run(db: Path, message: str, delay: float, env: dict[str, str], args: li
             "acknowledged": proc.returncode == 0 and bool(out.strip()), "stderr": err.strip()[-300:]}
 
 
-def _restart(db: Path, embedder: str, judge: str) -> tuple[int, int, int]:
-    """Open with the agent running until every check is finished; memories, checked memories, HIGH count."""
+def _restart(db: Path, embedder: str, judge: str) -> tuple[int, int, int, set[str]]:
+    """Open with the agent running until every check is finished: memories, checked memories, HIGH count, texts."""
     from memlab.app import open_memlab
     from memlab.records import Urgency
 
-    async def main() -> tuple[int, int, int]:
+    async def main() -> tuple[int, int, int, set[str]]:
         async with open_memlab(db, embedder=embedder, judge=judge) as lab:
             assert lab.agent is not None
             await lab.agent.wait_idle(timeout=600)
-            ids = {m.id for m in lab.store.list("u1", include_inactive=True)}
+            items = lab.store.list("u1", include_inactive=True)
+            ids = {m.id for m in items}
             finished = {j.memory_id for j in lab.agent.jobs() if j.status.value in ("done", "parked")}
             high = sum(1 for n in lab.notifications.list("u1", include_resolved=True) if n.urgency is Urgency.HIGH)
-            return len(ids), len(ids & finished), high
+            return len(ids), len(ids & finished), high, {m.text for m in items}
 
     return asyncio.run(main())
 
@@ -138,29 +147,19 @@ def run_crash_bench(
     t0 = time.perf_counter()
     rows = []
     for i in range(runs):
-        msg = f"Il mio compleanno è il {_DATES[i % len(_DATES)]}"
-        rows.append(_one_run(db, msg, rng.uniform(0.0, max_delay_s), env, args))
+        msg = f"Il mio compleanno è il {_date(i)}"
+        rows.append({**_one_run(db, msg, rng.uniform(0.0, max_delay_s), env, args), "date": _date(i)})
         if progress:
             r = rows[-1]
             print(f"run {i + 1}/{runs}: {'killed' if r['killed'] else 'finished'} after {r['delay_s']}s",
                   file=sys.stderr)
-    if not db.exists():  # every run was killed before the database was created
-        n_mem = n_checked = high = 0
-    else:
-        n_mem, n_checked, high = _restart(db, embedder, judge)
-    texts: set[str] = set()
-    if db.exists():
-        con = sqlite3.connect(db)
-        try:
-            texts = {r[0] for r in con.execute("SELECT text FROM memories")}
-        finally:
-            con.close()
+    n_mem, n_checked, high, texts = _restart(db, embedder, judge) if db.exists() else (0, 0, 0, set())
     acked = [r for r in rows if r["acknowledged"]]
     res = CrashResult(
         runs=runs,
         killed=sum(r["killed"] for r in rows),
         acknowledged=len(acked),
-        acknowledged_present=sum(any(r["message"] in t or t in r["message"] for t in texts) for r in acked),
+        acknowledged_present=sum(any(re.search(rf"(?<!\d){r['date']}\b", t) for t in texts) for r in acked),
         memories=n_mem,
         memories_checked=n_checked,
         integrity_ok=_integrity_ok(db, embedder) if db.exists() else True,
