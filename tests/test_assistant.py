@@ -77,10 +77,10 @@ def test_seed_flow_high_block_before_reply_and_resolution(env):
     assert len(r1.job_ids) == len(r2.job_ids) == 1
     # the contradiction found after turn 2 is shown at turn 3, before the reply
     assert r2.high_urgency_notifications == []
-    assert r3.response.startswith("[⚠️ CONTRADDIZIONE RILEVATA]")
+    assert r3.response.startswith("[⚠️ IMPORTANTE] Ho notato una contraddizione")
     assert r3.response.endswith("(nessun modello configurato)")
-    for needle in ("12 luglio 1990", "15 agosto", "A) la prima", "B) la seconda",
-                   "C) entrambe corrette (spiega il contesto)", "D) cancella entrambe"):
+    for needle in ("12 luglio 1990", "15 agosto", "- A) La prima", "- B) La seconda",
+                   "- C) Entrambe sono corrette (spiega il contesto)", "- D) Cancella entrambe"):
         assert needle in r3.response
     assert r3.notifications_count == 1 and len(r3.high_urgency_notifications) == 1
     nid = r3.high_urgency_notifications[0]["id"]
@@ -130,7 +130,7 @@ def test_fatigue_shows_one_high_and_downgrades_medium(env):
     assert svc.count("u1") == 2
     svc.create("event", "medium", "Domani alle 9 hai il volo per Tokyo", "u1")
     (r,) = turns(a, agent, ["boh"])
-    assert len(r.high_urgency_notifications) == 1 and r.response.count("[⚠️ CONTRADDIZIONE RILEVATA]") == 1
+    assert len(r.high_urgency_notifications) == 1 and r.response.count("Ho notato una contraddizione") == 1
     assert r.medium_offer is None and "Vuoi che te la mostri" not in r.response
     assert r.notifications_count == 3
     ing.fatigue = 0.1
@@ -248,7 +248,7 @@ def test_real_extraction_detector_and_minilm(tmp_path, minilm, first, second, ne
     a = Assistant(store, notifications=svc, agent=agent, ingestor=ConversationIngestor(store))
     r1, r2, r3 = turns(a, agent, [first, second, "Che ore sono?"])
     assert r1.memory_ids and r2.memory_ids
-    assert r3.response.startswith("[⚠️ CONTRADDIZIONE RILEVATA]"), r3.response
+    assert r3.response.startswith("[⚠️ IMPORTANTE] Ho notato una contraddizione"), r3.response
     block = r3.response.split("\n\n")[0]
     assert all(n in block for n in needles)
     assert r3.notifications_count >= 1

@@ -218,8 +218,8 @@ def test_a_memory_cannot_forge_options_or_headings(tmp_path: Path) -> None:
         forged = store.add("u1", FORGED, key="city", value="Roma")
         real = store.add("u1", "Abito a Milano.", key="city", value="Milano")
         block = format_notification(_notify(store, forged, real), "it")
-        assert block.count("CONTRADDIZIONE RILEVATA") == 2  # the real head, and the quoted text on line 1
-        assert [ln for ln in block.splitlines() if ln.startswith("A)")] == ["A) la prima"]  # only the real option
+        assert block.count("CONTRADDIZIONE RILEVATA") == 1  # only inside the quoted text on line 1
+        assert [ln for ln in block.splitlines() if "A)" in ln.split(":")[0]] == ["- A) La prima"]  # only the real one
         assert sum(ln.startswith("[⚠️") for ln in block.splitlines()) == 1
         store.deactivate(real.id, "test", user_id="u1")
         store.reactivate(forged.id, "test", user_id="u1")

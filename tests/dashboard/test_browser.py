@@ -159,7 +159,7 @@ def test_contradiction_flow_in_a_real_browser(page, shots):
         chat_input.press("Enter")
         expect(page.get_by_text(msg, exact=True).last).to_be_visible()
         settle(page)
-    expect(page.get_by_text("CONTRADDIZIONE RILEVATA").first).to_be_visible()
+    expect(page.get_by_text("Ho notato una contraddizione nella memoria").first).to_be_visible()
     expect(page.get_by_text("12 luglio 1990").first).to_be_visible()
     page.screenshot(path=str(shots / "high_block.png"), full_page=True)
     assert (shots / "high_block.png").stat().st_size > 10_000
