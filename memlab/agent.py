@@ -56,6 +56,7 @@ from memlab.notify.records import Notification, NotificationType
 from memlab.notify.service import NotificationService
 from memlab.records import IntegrityResult, MemoryItem, Urgency
 from memlab.store.memory import MemoryStore
+from memlab.text import detect_lang, messages, one_line
 
 __all__ = [
     "BackgroundAgent",
@@ -454,6 +455,17 @@ class BackgroundAgent:
         return max(0.0, (datetime.fromisoformat(r["t"]) - self.clock()).total_seconds())
 
     # ------------------------------------------------------------------ running one job
+    def _explicit_update(self, user_id: str, c: Any) -> str | None:
+        """The "updated" notice when the new memory explicitly corrects the version it replaced in its slot
+        ("Anzi, chiamami Li Si"); ``None`` when the pair is a real doubt to ask about."""
+        new = self.store.get(int(c.memory_id), user_id=user_id)
+        old = self.store.get(int(c.other_id), user_id=user_id)
+        if new.key is None or old.key != new.key or old.superseded_by != new.id:
+            return None
+        if not self.store.is_correction(new.id, user_id=user_id):
+            return None
+        return messages(detect_lang(new.text))["updated"].format(new=one_line(new.text), old=one_line(old.text))
+
     def run_job(self, job: Job) -> dict[str, Any]:
         """Run one check synchronously and create its notifications (used by the worker; handy in tests)."""
         item = self.store.get(job.memory_id, user_id=job.user_id)
@@ -469,7 +481,15 @@ class BackgroundAgent:
                 skipped += 1
                 log.warning("agent: job %d: contradiction with a memory outside user %r skipped", job.id, job.user_id)
                 continue
-            n = self.notifications.create_contradiction(job.user_id, c, source=f"agent:job:{job.id}")
+            update = self._explicit_update(job.user_id, c)
+            if update is not None:
+                n = self.notifications.create(NotificationType.EVENT, Urgency.LOW, update, job.user_id,
+                                              payload={"kind": "updated", "old_id": int(c.other_id),
+                                                       "new_id": int(c.memory_id)},
+                                              dedupe_key=f"updated:{c.other_id}:{c.memory_id}",
+                                              source=f"agent:job:{job.id}")
+            else:
+                n = self.notifications.create_contradiction(job.user_id, c, source=f"agent:job:{job.id}")
             created.append(n.id)
         return {"has_contradiction": bool(result.has_contradiction), "n_contradictions": len(result.contradictions),
                 "notification_ids": created, "n_candidates": int(result.n_candidates), "skipped": skipped}

@@ -164,7 +164,8 @@ _IT = frozenset(
 _EN = frozenset(
     "the a an of to and is are was were i you he she we they my your his her our their not for with "
     "that this it in on at from have has had do does did am be been will would can could what when "
-    "where why how yes no thanks hi hello just really so but because me".split()
+    "where why how yes no thanks hi hello just really so but because me actually please call name live work "
+    "like love want going born birthday wife husband son daughter dog cat today tomorrow yesterday".split()
 )
 #: Function words of Italian and English (also stop words for keyword extraction).
 FUNCTION_WORDS: frozenset[str] = _IT | _EN
@@ -314,6 +315,7 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "switched": "Ok, torniamo alla chat «{title}».",
         "switch_ask": "Ho trovato più chat su «{topic}»: quale intendi?",
         "switch_none": "Non ho trovato una chat su «{topic}».",
+        "updated": "Ho aggiornato la memoria: «{new}» (prima: «{old}»).",
     },
     "en": {
         "contradiction_head": "[⚠️ IMPORTANT] I noticed a contradiction in my memory:",
@@ -347,6 +349,7 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "switched": "OK, back to the chat “{title}”.",
         "switch_ask": "I found several chats about “{topic}”: which one do you mean?",
         "switch_none": "I found no chat about “{topic}”.",
+        "updated": "I updated my memory: “{new}” (before: “{old}”).",
     },
     "zh": {
         "contradiction_head": "[⚠️ 重要] 我注意到记忆中有矛盾：",
@@ -380,6 +383,7 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "switched": "好的，回到聊天「{title}」。",
         "switch_ask": "我找到了几个关于「{topic}」的聊天：你指的是哪一个？",
         "switch_none": "我没有找到关于「{topic}」的聊天。",
+        "updated": "我更新了记忆：「{new}」（之前：「{old}」）。",
     },
 }
 

@@ -293,3 +293,28 @@ def test_chat_switch_inside_a_turn_with_the_product_embedder(tmp_path):
         none = lab.turn("u1", "Torniamo alla chat sulla ricetta della carbonara")
         assert none.kind == "chat_switch" and none.switch["topic"] == "ricetta della carbonara"
         assert not (none.switch["decision"] == "switch" and none.chat_id == tokyo.id)  # never the Tokyo chat
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "lang_word"),
+    [
+        ("Chiamami Zhang San", "Anzi, chiamami Li Si", "aggiornato"),
+        ("以后请叫我张三", "其实还是叫我李四吧", "更新"),
+        ("Call me Zhang San", "Actually, call me Li Si", "updated"),
+    ],
+)
+def test_an_explicit_correction_is_an_update_not_a_question(tmp_path, first, second, lang_word):
+    """'Anzi, chiamami Li Si' used to raise a HIGH 'which is correct?' (in Italian for a Chinese user)."""
+    from memlab.app import open_memlab
+    from memlab.records import Urgency
+    from memlab.testing import ScriptedJudge
+
+    with open_memlab(tmp_path / "c.db", embedder=FakeEmbedder(), judge=ScriptedJudge(lambda a, b: 0.99)) as lab:
+        lab.turn("u1", first)
+        r = lab.turn("u1", second)
+        names = lab.store.list("u1", key="preferred_name")
+        assert len(names) == 1 and "Li Si" in names[0].text or "李四" in names[0].text  # the update is applied
+        pending = lab.notifications.pending("u1")
+        assert [n.urgency for n in pending] == [Urgency.LOW], [n.content for n in pending]
+        assert lang_word in pending[0].content and r.high_urgency_notifications == []
+        assert lab.store.is_correction(names[0].id)

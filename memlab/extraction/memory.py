@@ -350,7 +350,7 @@ class ConversationMemoryService:
             specs = [
                 dict(text=f.content, key=f.key, value=f.value, type=f.type, confidence=f.confidence,
                      keywords=list(f.keywords), topic=f.topic, source=source, scope=self.scope,
-                     project_id=self.project_id)
+                     project_id=self.project_id, correction=f.correction and f.key is not None)
                 for f, _ in new
             ]
             items = self.store.add_many(self.user_id, specs, embeddings=np.stack([v for _, v in new]))

@@ -43,6 +43,8 @@ class Fact:
         topic: topic label, if the caller gave one.
         evidence: the sentence of the message the fact was read from.
         rule: which rule (or ``llm``) produced it.
+        correction: the sentence corrects something said before ("anzi", "actually", "其实"): stored as an
+            update of its slot (a LOW "updated" notice), not as a doubt to ask about.
     """
 
     content: str
@@ -54,6 +56,7 @@ class Fact:
     topic: str | None = None
     evidence: str = ""
     rule: str = ""
+    correction: bool = False
 
 
 @dataclass(frozen=True, slots=True)

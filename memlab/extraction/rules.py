@@ -392,7 +392,7 @@ class RuleExtractor:
             extra = tuple(w for w in keywords(shown) if w not in kws)
             keyed.append(Fact(content=text, confidence=round(min(1.0, max(0.0, conf)), 3), key=key, value=value,
                               type=_slot_type(key), keywords=(kws + extra)[:6], topic=topic, evidence=sentence,
-                              rule=rule))
+                              rule=rule, correction=corrected))
 
         _entity_slots(sentence, ents, add)
         _pattern_slots(sentence, slang, keyed, add)

@@ -537,6 +537,7 @@ class MemoryStore:
             "valid_to",
             "keywords",
             "topic",
+            "correction",
         }
         unknown = set(spec) - allowed
         if unknown:
@@ -562,6 +563,7 @@ class MemoryStore:
                 f"The 'keywords' parameter of {owner} must be a sequence of str, not a str."
             )
         spec["keywords"] = [str(k) for k in kws]
+        spec["correction"] = bool(spec.get("correction", False))
         for f in ("valid_from", "valid_to"):
             v = spec.get(f)
             if v is not None and not isinstance(v, datetime):
@@ -636,6 +638,8 @@ class MemoryStore:
             chain_id = new_id
             self.db.execute("UPDATE memories SET chain_id = ? WHERE id = ?", (chain_id, new_id))
         self._event(new_id, chain_id, user_id, "created", "system", version=version)
+        if spec.get("correction"):  # the user said so explicitly ("anzi", "actually", "其实"): an update, not a doubt
+            self._event(new_id, chain_id, user_id, "stated_as_correction", "user")
         if self.track_checks:
             self.db.execute(
                 "INSERT OR IGNORE INTO memory_outbox(memory_id, user_id, created_at) VALUES (?, ?, ?)",
@@ -897,6 +901,14 @@ class MemoryStore:
             [user_id, *(int(i) for i in ids)],
         )
         return {int(r["id"]) for r in rows}
+
+    def is_correction(self, id: int, *, user_id: str | None = None) -> bool:
+        """Whether the memory was stored from an explicit correction ("Anzi, chiamami Li Si", "actually ...").
+
+        Raises:
+            NotFoundError: unknown id (or not ``user_id``'s).
+        """
+        return any(e.event == "stated_as_correction" for e in self.events(id, user_id=user_id, chain=False))
 
     def active_in_slot(self, item: MemoryItem) -> MemoryItem | None:
         """The active memory of ``item``'s keyed slot other than ``item`` itself (``None`` for unkeyed items).
