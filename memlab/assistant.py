@@ -343,8 +343,10 @@ class Assistant:
     ) -> list[dict[str, Any]]:
         """What the model sees for ``message`` : system prompt + conversation-memory block +
         ``build_context`` in one system message, then ``assistant_history``, then the message."""
+        awaiting = {i for n in self.notifications.pending(user_id) if n.type is NotificationType.CONTRADICTION
+                    for i in n.memory_ids}
         ctx = self.store.build_context(user_id, message, project_id=self.project_id, agent_type=self.agent_type,
-                                       k=self.context_k, lang=self.lang)
+                                       k=self.context_k, lang=self.lang, awaiting=awaiting)
         system = "\n\n".join(p for p in (self.system_prompt, prompt_block.strip(), ctx) if p)
         return [{"role": "system", "content": system}, *self._history(user_id, chat_id),
                 {"role": "user", "content": message}]

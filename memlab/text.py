@@ -316,6 +316,7 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "switch_ask": "Ho trovato più chat su «{topic}»: quale intendi?",
         "switch_none": "Non ho trovato una chat su «{topic}».",
         "updated": "Ho aggiornato la memoria: «{new}» (prima: «{old}»).",
+        "provisional": "provvisorio: in attesa della conferma dell'utente",
     },
     "en": {
         "contradiction_head": "[⚠️ IMPORTANT] I noticed a contradiction in my memory:",
@@ -350,6 +351,7 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "switch_ask": "I found several chats about “{topic}”: which one do you mean?",
         "switch_none": "I found no chat about “{topic}”.",
         "updated": "I updated my memory: “{new}” (before: “{old}”).",
+        "provisional": "provisional: waiting for the user's confirmation",
     },
     "zh": {
         "contradiction_head": "[⚠️ 重要] 我注意到记忆中有矛盾：",
@@ -384,6 +386,7 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "switch_ask": "我找到了几个关于「{topic}」的聊天：你指的是哪一个？",
         "switch_none": "我没有找到关于「{topic}」的聊天。",
         "updated": "我更新了记忆：「{new}」（之前：「{old}」）。",
+        "provisional": "暂定：等待用户确认",
     },
 }
 

@@ -318,3 +318,22 @@ def test_an_explicit_correction_is_an_update_not_a_question(tmp_path, first, sec
         assert [n.urgency for n in pending] == [Urgency.LOW], [n.content for n in pending]
         assert lang_word in pending[0].content and r.high_urgency_notifications == []
         assert lab.store.is_correction(names[0].id)
+
+
+def test_a_provisional_version_is_marked_until_the_user_answers(tmp_path):
+    """Always ask (the user decides) and latest wins (the newer keyed fact is active) at once: the active version
+    is provisional in the model's context until the user's answer, which is final."""
+    from memlab.app import open_memlab
+    from memlab.testing import ScriptedJudge
+
+    judge = ScriptedJudge(lambda a, b: 0.97 if {"luglio", "agosto"} <= set((a + " " + b).split()) else 0.02)
+    with open_memlab(tmp_path / "p.db", embedder=FakeEmbedder(), judge=judge) as lab:
+        lab.turn("u1", "Il mio compleanno è il 12 luglio")
+        lab.turn("u1", "Il mio compleanno è il 15 agosto")
+        (n,) = lab.notifications.pending("u1")
+        system = lab.assistant.compose_messages("u1", "quando è il mio compleanno?")[0]["content"]
+        provisional = [ln for ln in system.splitlines() if "in attesa della conferma" in ln]
+        assert len(provisional) == 1 and "15 agosto" in provisional[0]
+        lab.notifications.resolve(n.id, "B", user_id="u1")
+        system = lab.assistant.compose_messages("u1", "quando è il mio compleanno?")[0]["content"]
+        assert "in attesa della conferma" not in system and "15 agosto" in system

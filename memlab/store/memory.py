@@ -14,7 +14,7 @@ import logging
 import os
 import sqlite3
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -1068,6 +1068,7 @@ class MemoryStore:
         types: Sequence[str] | None = None,
         k: int = 20,
         lang: str = "it",
+        awaiting: Collection[int] = (),
     ) -> str:
         """Prompt text with the user's **active** memories (superseded items never appear).
 
@@ -1078,9 +1079,13 @@ class MemoryStore:
             agent_type: names the consuming agent in the heading.
             types: keep only these memory types.
             k: max memories listed.
-            lang: ``it`` or ``en`` heading.
+            lang: ``it``, ``en`` or ``zh`` heading.
+            awaiting: ids of memories whose version is provisional (an open contradiction the user has not answered
+                yet): marked so, so the model does not present them as settled.
         """
         user_id = check_user_id(user_id, owner="MemoryStore.build_context")
+        if k < 1:
+            raise InvalidInputError(f"The 'k' parameter of MemoryStore.build_context must be >= 1. Got {k!r} instead.")
         if query is not None:
             items = [m for m, _ in self.search(user_id, query, k=max(k * 3, k))]
         else:
@@ -1099,5 +1104,7 @@ class MemoryStore:
         for m in items:
             slot = f"[{m.key}] " if m.key else ""
             extra = f" ({one_line(m.context)})" if m.context else ""
+            if m.id in awaiting:
+                extra += f" [{messages(lang)['provisional']}]"
             lines.append(f"- {slot}{one_line(m.text)}{extra}")  # one line each: no memory can open a section
         return "\n".join(lines)
