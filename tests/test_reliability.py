@@ -247,3 +247,29 @@ def test_the_llm_judge_sends_statements_as_data_and_parses_strictly() -> None:
     extra = ScriptedLLM(['{"label": "neutral", "confidence": 0.8, "reason": "ok", "admin": true}'] * 5)
     with pytest.raises(JudgeError):
         LLMJudge(extra).judge([("a b", "c d")])
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [("Il mio matrimonio è il 5 giugno", "Il mio matrimonio è il 12 settembre"),
+     ("My wedding is on June 5", "My wedding is on September 12")],
+)
+def test_contradicting_dates_of_an_important_event_are_flagged(tmp_path: Path, first: str, second: str) -> None:
+    """They were decided 'two different events' before any judge (even one scripted to say 0.99)."""
+    from memlab.integrity import SemanticIntegrityChecker
+
+    with MemoryStore(tmp_path / "m.db", embedder=FakeEmbedder()) as store:
+        store.add("u1", first)
+        new = store.add("u1", second)
+        res = SemanticIntegrityChecker(store, ScriptedJudge(lambda a, b: 0.01), exhaustive=True).check(new)
+        assert res.has_contradiction and res.contradictions[0].decided_by == "entities"
+        assert "matrimonio" in res.contradictions[0].explanation or "wedding" in res.contradictions[0].explanation
+
+
+def test_a_wedding_anniversary_is_not_a_wedding_date() -> None:
+    from memlab.entities import extract_entities
+    from memlab.extraction import RuleExtractor
+
+    assert [e.attribute for e in extract_entities("Il nostro anniversario di matrimonio è il 5 giugno")] == ["anniversary"]
+    (fact,) = RuleExtractor().extract("Il mio matrimonio è il 12 settembre").facts
+    assert (fact.key, fact.value) == ("wedding_date", "--09-12")

@@ -48,6 +48,7 @@ _ATTR_SLOT = {
     "name": "preferred_name",
     "born": "birthday",
     "birthday": "birthday",
+    "wedding": "wedding_date",
     "lives_in": "home_city",
     "from_place": "hometown",
     "works_at": "employer",
