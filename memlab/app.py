@@ -216,9 +216,18 @@ def open_memlab(
     settings = settings or Settings()
     if embedder is None or isinstance(embedder, str):
         embedder = resolve_embedder(embedder or stored_embedder_name(path), settings=settings)
+    if llm is None and settings.llm_backend != "none":
+        from memlab.llm import load_llm
+
+        llm = load_llm(settings)
     store = MemoryStore(path, embedder=embedder, max_text_chars=settings.max_text_chars)
     notifications = NotificationService(store)
-    chats = ChatStore(store, summary_window_size=settings.summary_window_size)
+    summarizer = None
+    if llm is not None:  # with a model, compaction summaries and chat themes (and so titles) are written by it
+        from memlab.chats import ExtractiveSummarizer, LLMSummarizer
+
+        summarizer = LLMSummarizer(llm, fallback=ExtractiveSummarizer(embedder))
+    chats = ChatStore(store, summarizer=summarizer, summary_window_size=settings.summary_window_size)
     checker = agent = None
     if checks:
         from memlab.integrity import SemanticIntegrityChecker
@@ -231,10 +240,6 @@ def open_memlab(
             raise InvalidInputError("judge='none' leaves nothing to check with; open with checks=False instead.")
         checker = SemanticIntegrityChecker(store, judge_obj, settings)
         agent = BackgroundAgent(store, checker, notifications)
-    if llm is None and settings.llm_backend != "none":
-        from memlab.llm import load_llm
-
-        llm = load_llm(settings)
     assistant = Assistant(store, notifications=notifications, agent=agent, llm=llm, chats=chats,
                           lang=lang or settings.lang)
     return Memlab(store=store, notifications=notifications, chats=chats, checker=checker, agent=agent,
