@@ -91,8 +91,10 @@ class IngestResult(BaseModel):
 class Ingestor(Protocol):
     """The fact-extraction step of a turn: message in, stored memories out (never runs checks)."""
 
-    def ingest(self, user_id: str, conversation_id: str, message: str, *, turn: int | None = None) -> IngestResult:
-        """Extract facts from ``message`` and store them as memories of ``user_id``."""
+    def ingest(self, user_id: str, conversation_id: str, message: str, *, turn: int | None = None,
+               topic: str | None = None) -> IngestResult:
+        """Extract facts from ``message`` (``topic``: the conversation's current topic) and store them as memories
+        of ``user_id``."""
         ...
 
     def state(self, user_id: str, conversation_id: str) -> IngestResult:
@@ -126,8 +128,9 @@ class SentenceIngestor:
             out.append(s[: self.store.max_text_chars])
         return out
 
-    def ingest(self, user_id: str, conversation_id: str, message: str, *, turn: int | None = None) -> IngestResult:
-        """Store the message's assertive sentences (see the class docstring)."""
+    def ingest(self, user_id: str, conversation_id: str, message: str, *, turn: int | None = None,
+               topic: str | None = None) -> IngestResult:
+        """Store the message's assertive sentences (see the class docstring; ``topic`` is not used)."""
         known = {m.text for m in self.store.list(user_id)}
         source = f"conv:{conversation_id}" + (f"/msg:{turn}" if turn is not None else "")
         items = []
@@ -190,9 +193,11 @@ class ConversationIngestor:
             self._services[user_id] = svc
         return svc
 
-    def ingest(self, user_id: str, conversation_id: str, message: str, *, turn: int | None = None) -> IngestResult:
-        """Run the extractor on ``message``; return the memories it wrote, the fatigue and the prompt block."""
-        res = self._service(user_id).update_after_user_message(conversation_id, message)
+    def ingest(self, user_id: str, conversation_id: str, message: str, *, turn: int | None = None,
+               topic: str | None = None) -> IngestResult:
+        """Run the extractor on ``message`` (with the current topic and the facts already known); return the
+        memories it wrote, the fatigue and the prompt block."""
+        res = self._service(user_id).update_after_user_message(conversation_id, message, topic)
         return IngestResult(memory_ids=[m.id for m in res.memories], fatigue=float(res.memory.fatigue),
                             prompt_block=self._format(res.memory, self.lang), extractor=self.name)
 
@@ -389,10 +394,11 @@ class Assistant:
         fatigue = state.fatigue or 0.0
 
         # 2. extraction into the store (never waits for checks)
-        n_turn = None
+        n_turn = topic = None
         if self.chats is not None and chat_id is not None:
-            n_turn = len(self.chats.get(chat_id, user_id=user_id).full_history)
-        ingest = self.ingestor.ingest(user_id, conv, message, turn=n_turn)
+            chat = self.chats.get(chat_id, user_id=user_id)
+            n_turn, topic = len(chat.full_history), chat.title  # the chat's title is its current topic
+        ingest = self.ingestor.ingest(user_id, conv, message, turn=n_turn, topic=topic)
         if ingest.fatigue is not None:
             fatigue = ingest.fatigue
         plan = plan_turn(pending, fatigue=fatigue, max_high=self.max_high_per_turn)

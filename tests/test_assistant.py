@@ -27,7 +27,7 @@ class StubIngestor:
         self.store, self.facts, self.fatigue = store, facts, fatigue
         self.block = "## INFORMAZIONI GIÀ RACCOLTE\n- (stub)"
 
-    def ingest(self, user_id, conversation_id, message, *, turn=None):
+    def ingest(self, user_id, conversation_id, message, *, turn=None, topic=None):
         ids = [self.store.add(user_id, text, key=key, value=value, source=f"conv:{conversation_id}").id
                for text, key, value in self.facts.get(message, [])]
         return IngestResult(memory_ids=ids, fatigue=self.fatigue, prompt_block=self.block, extractor="stub")

@@ -340,8 +340,9 @@ class ConversationMemoryService:
         if self._owned_elsewhere(cid):
             raise InvalidInputError(f"Conversation {cid!r} belongs to another user; choose another conversation_id.")
         now = self.clock()
-        result = self.extractor.extract(clean, ref_time=ref_time or now)
         row = self._row(cid)
+        known = [f.content for f in self.get(cid).facts if f.is_active] if row is not None else []
+        result = self.extractor.extract(clean, ref_time=ref_time or now, topic=topic, known=known)
         msg_index = (int(row["n_messages"]) if row else 0) + 1
         source = f"conv:{cid}/msg:{msg_index}"
         new, known = self._dedupe([replace(f, topic=f.topic or topic) for f in result.facts])

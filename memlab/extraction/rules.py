@@ -328,7 +328,7 @@ class RuleExtractor:
         return text[: self.max_chars], True
 
     def extract(self, message: str, *, lang: str | None = None, ref_time: datetime | None = None,
-                topic: str | None = None) -> ExtractionResult:
+                topic: str | None = None, known: Sequence[str] = ()) -> ExtractionResult:
         """Extract facts, tone and a fatigue signal from one user message.
 
         Args:
