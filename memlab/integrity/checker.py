@@ -427,7 +427,8 @@ class SemanticIntegrityChecker:
                 kind, ov, nv = hit
                 return self._make(p, confidence=0.9, type=_key_type(new.key, kind), level="entities",
                                   explanation=X.explain_key(new.key, ov, nv, lang=lang), source="key", key=new.key,
-                                  values=[old.value, new.value])
+                                  values=[old.value, new.value],
+                                  spans=[X._human_value(str(ov), lang), X._human_value(str(nv), lang)])
         fn, fo = self.facts(new), self.facts(old)
         for x in fn.entities:
             if x.attribute not in STABLE_ATTRIBUTES:
