@@ -455,7 +455,8 @@ class Assistant:
     def _switch(self, user_id: str, message: str, chat_id: str | None) -> AssistantResponse | None:
         """A request to move to another chat ("Passiamo alla chat in cui parlavamo del viaggio a Tokyo"): switch
         when one chat clearly matches, ask with the candidates when several do, say so when none does. The
-        request is not a fact about the user: nothing is stored."""
+        request is not a fact about the user: no memory is stored; the exchange is appended to the chat the user
+        is in afterwards (the target of a switch), which becomes the most recent chat."""
         from memlab.chats.switch import switch_request
 
         topic = switch_request(message) if self.chats is not None else None
@@ -473,6 +474,8 @@ class Assistant:
             text = t["switch_ask"].format(topic=topic) + "\n" + options
         else:
             target, text = chat_id, t["switch_none"].format(topic=topic)
+        if target is not None:  # the exchange goes to the chat the user is now in (it becomes the most recent)
+            self._append(user_id, target, message, text)
         return AssistantResponse(
             response=text, notifications_count=self.notifications.count(user_id), chat_id=target,
             kind="chat_switch", switch={"decision": sw.decision, "topic": topic, "candidates": cands},

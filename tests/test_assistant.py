@@ -290,6 +290,8 @@ def test_chat_switch_inside_a_turn_with_the_product_embedder(tmp_path):
         r = lab.turn("u1", "Passiamo alla chat in cui parlavamo del viaggio a Tokyo")
         assert r.kind == "chat_switch" and r.switch["decision"] == "switch" and r.chat_id == tokyo.id
         assert r.response == "Ok, torniamo alla chat «Viaggio a Tokyo»."
+        assert lab.chats.list("u1")[0].id == tokyo.id  # the switched-to chat is now the current one
+        assert lab.chats.get(tokyo.id).full_history[-1]["parts"][0]["text"] == r.response
         none = lab.turn("u1", "Torniamo alla chat sulla ricetta della carbonara")
         assert none.kind == "chat_switch" and none.switch["topic"] == "ricetta della carbonara"
         assert not (none.switch["decision"] == "switch" and none.chat_id == tokyo.id)  # never the Tokyo chat
