@@ -13,21 +13,32 @@ from memlab.errors import DimensionMismatchError, InvalidInputError
 
 # C0/C1 control characters except tab, newline, carriage return.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# Lone UTF-16 surrogates: a Python str can hold them (e.g. from ``surrogateescape`` or a broken JSON ``\\ud800``)
+# but they cannot be encoded as UTF-8, so SQLite, JSON and HTTP would fail on them half-way through a write.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def strip_control(text: str) -> str:
-    """Remove control characters (keeps tab/newline) and normalise to NFC."""
-    return unicodedata.normalize("NFC", _CONTROL.sub("", text))
+    """Remove control characters (keeps tab/newline), replace lone surrogates with U+FFFD, normalise to NFC."""
+    return unicodedata.normalize("NFC", _SURROGATE.sub("\ufffd", _CONTROL.sub("", text)))
 
 
 def check_text(text: Any, *, name: str = "text", owner: str = "memlab", max_chars: int | None = None) -> str:
     """Validate a piece of user text and return it stripped.
 
     Raises:
-        InvalidInputError: not a str, empty/whitespace, contains control characters, or too long.
+        InvalidInputError: not a str, empty/whitespace, contains control characters or lone surrogates
+            (not valid Unicode text), or too long.
     """
     if not isinstance(text, str):
         raise InvalidInputError(f"The {name!r} parameter of {owner} must be a str. Got {type(text).__name__} instead.")
+    surrogate = _SURROGATE.search(text)
+    if surrogate is not None:
+        raise InvalidInputError(
+            f"The {name!r} parameter of {owner} is not valid Unicode text: lone surrogate "
+            f"U+{ord(surrogate.group()):04X} at position {surrogate.start()}. Clean it first "
+            f"(memlab._validation.strip_control replaces it with U+FFFD)."
+        )
     bad = _CONTROL.search(text)
     if bad is not None:
         raise InvalidInputError(
