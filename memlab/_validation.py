@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from memlab.errors import DimensionMismatchError, InvalidInputError
+from memlab.errors import DimensionMismatchError, InvalidInputError, NotFoundError
 
 # C0/C1 control characters except tab, newline, carriage return.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -58,6 +58,28 @@ def check_text(text: Any, *, name: str = "text", owner: str = "memlab", max_char
 def check_user_id(user_id: Any, *, owner: str = "memlab") -> str:
     """Validate a user id: a non-empty string without control characters, at most 256 chars."""
     return check_text(user_id, name="user_id", owner=owner, max_chars=256)
+
+
+#: Largest row id SQLite can store (a signed 64-bit integer); row ids start at 1.
+MAX_ROW_ID = 2**63 - 1
+
+
+def is_row_id(value: Any) -> bool:
+    """Whether ``value`` could be a SQLite row id: an int (not a bool) in ``[1, 2**63 - 1]``."""
+    return not isinstance(value, bool) and isinstance(value, int | np.integer) and 1 <= int(value) <= MAX_ROW_ID
+
+
+def check_id(value: Any, *, kind: str = "memory") -> int:
+    """Validate a row id (memory, notification ...) before SQLite sees it.
+
+    An id that no row can have (not an int, < 1, or >= 2**63, which SQLite cannot even bind) is simply unknown.
+
+    Raises:
+        NotFoundError: ``value`` is not an int in ``[1, 2**63 - 1]``.
+    """
+    if not is_row_id(value):
+        raise NotFoundError(f"No {kind} with id {value!r} (ids are ints in [1, 2**63 - 1]).")
+    return int(value)
 
 
 def check_unit_interval(value: Any, *, name: str, owner: str) -> float:

@@ -5,11 +5,13 @@ Every test here failed on the code before its fix (a raw exception, or the bad i
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from memlab import open_memlab
 from memlab._validation import check_text, strip_control
-from memlab.errors import InvalidInputError, MemlabError
+from memlab.errors import InvalidInputError, MemlabError, NotFoundError
 from memlab.store.memory import MemoryStore
 from memlab.testing import FakeEmbedder
 
@@ -51,3 +53,33 @@ def test_turn_with_lone_surrogate_creates_no_chat(tmp_path):
         assert lab.chats.list("alice") == []
         # a good turn still works afterwards
         assert lab.turn("alice", "Ciao, mi chiamo Alice e abito a Roma").response
+
+
+# -- ids SQLite cannot bind -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("bad_id", [2**63, 2**70, -1, 0, -(2**63) - 1])
+def test_out_of_range_ids_are_not_found(tmp_path, bad_id):
+    with open_memlab(tmp_path / "a.db", embedder=FakeEmbedder(), checks=False) as lab:
+        m = lab.store.add("alice", "Abito a Roma")
+        st = lab.store
+        for call in (
+            lambda: st.get(bad_id),
+            lambda: st.get(bad_id, user_id="alice"),
+            lambda: st.history(bad_id, user_id="alice"),
+            lambda: st.events(bad_id, user_id="alice"),
+            lambda: st.deactivate(bad_id, "x", user_id="alice"),
+            lambda: st.get_many([m.id, bad_id]),
+            lambda: st.vectors([bad_id]),
+            lambda: lab.notifications.get(bad_id, user_id="alice"),
+            lambda: lab.notifications.mark_read(bad_id, user_id="alice"),
+            lambda: lab.notifications.dismiss(bad_id, user_id="alice"),
+            lambda: lab.notifications.resolve(bad_id, user_id="alice", choice="a"),
+            lambda: lab.chats.get(str(bad_id), user_id="alice"),
+        ):
+            with pytest.raises(NotFoundError, match=re.escape(str(bad_id))):
+                call()
+        # lookups that filter by id treat an impossible id as absent
+        assert st.active_ids("alice", [m.id, bad_id]) == {m.id}
+        assert [x.id for x in st.find_containing("alice", ["roma"], exclude_id=bad_id)] == [m.id]
+        hits = st.search_by_vector("alice", st.vectors([m.id])[0], exclude=[bad_id])
+        assert [x.id for x, _ in hits] == [m.id]
+        assert st.get(m.id).is_active

@@ -23,7 +23,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from memlab._validation import as_vectors, check_positive_int, check_text, check_unit_interval, check_user_id
+from memlab._validation import (
+    as_vectors,
+    check_id,
+    check_positive_int,
+    check_text,
+    check_unit_interval,
+    check_user_id,
+    is_row_id,
+)
 from memlab.config import MAX_TEXT_CHARS
 from memlab.errors import InvalidInputError, NotFoundError
 from memlab.index.faiss_index import FaissIndex
@@ -679,9 +687,8 @@ class MemoryStore:
         Raises:
             NotFoundError: unknown id.
         """
-        if isinstance(id, bool) or not isinstance(id, int | np.integer):
-            raise NotFoundError(f"Memory id must be an int. Got {id!r}.")
-        row = self.db.query_one(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (int(id),))
+        id = check_id(id, kind="memory")
+        row = self.db.query_one(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (id,))
         if row is None or (user_id is not None and row["user_id"] != user_id):
             raise NotFoundError(
                 f"No memory with id {id}" + (f" for user {user_id!r}" if user_id else "") + "."
@@ -692,6 +699,9 @@ class MemoryStore:
         """Memories by id, in the given order (unknown ids raise)."""
         if not ids:
             return []
+        bad = [i for i in ids if not is_row_id(i)]
+        if bad:
+            raise NotFoundError(f"No memories with ids {bad}.")
         rows = self.db.query(
             f"SELECT {_COLUMNS} FROM memories WHERE id IN ({','.join('?' * len(ids))})", [int(i) for i in ids]
         )
@@ -796,6 +806,7 @@ class MemoryStore:
             >>> st.active_ids("u1", [a.id, b.id, 99]) == {b.id}, st.active_ids("u2", [b.id])
             (True, set())
         """
+        ids = [int(i) for i in ids if is_row_id(i)]  # an id no row can have is simply not active
         if not ids:
             return set()
         rows = self.db.query(
@@ -825,7 +836,7 @@ class MemoryStore:
         rows = self.db.query(
             f"SELECT id FROM memories WHERE user_id = ? AND is_active = 1 AND id != ? AND ({where}) "
             f"ORDER BY id DESC LIMIT ?",
-            (user_id, -1 if exclude_id is None else int(exclude_id), *[f"%{t.lower()}%" for t in terms], int(limit)),
+            (user_id, int(exclude_id) if is_row_id(exclude_id) else -1, *[f"%{t.lower()}%" for t in terms], int(limit)),
         )
         return self.get_many([int(r["id"]) for r in rows])
 
@@ -854,6 +865,9 @@ class MemoryStore:
         """Stored embeddings of ``ids`` (float32, ``(len(ids), dim)``), in order."""
         if not ids:
             return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        bad = [i for i in ids if not is_row_id(i)]
+        if bad:
+            raise NotFoundError(f"No memories with ids {bad}.")
         rows = self.db.query(
             f"SELECT id, embedding FROM memories WHERE id IN ({','.join('?' * len(ids))})",
             [int(i) for i in ids],
@@ -910,7 +924,8 @@ class MemoryStore:
         q = as_vectors(vector, self.embedder.dim, name="vector", owner="MemoryStore.search")
         allowed = self._allowed_ids(user_id, include_inactive)
         if exclude:
-            allowed = np.setdiff1d(allowed, np.asarray(exclude, dtype=np.int64), assume_unique=True)
+            drop = np.asarray([int(i) for i in exclude if is_row_id(i)], dtype=np.int64)
+            allowed = np.setdiff1d(allowed, np.unique(drop), assume_unique=True)
         if len(allowed) == 0:
             return []
         scores, ids = self.index.search(q, min(k, len(allowed)), allowed=allowed)
