@@ -83,3 +83,12 @@ def test_out_of_range_ids_are_not_found(tmp_path, bad_id):
         hits = st.search_by_vector("alice", st.vectors([m.id])[0], exclude=[bad_id])
         assert [x.id for x, _ in hits] == [m.id]
         assert st.get(m.id).is_active
+
+
+# -- add_many with a bare string ------------------------------------------------------------------------------
+@pytest.mark.parametrize("items", ["abc", b"abc", {"text": "Abito a Roma"}])
+def test_add_many_refuses_a_single_text_or_mapping(store, items):
+    with pytest.raises(InvalidInputError, match="MemoryStore.add for one memory"):
+        store.add_many("alice", items)
+    assert store.count(include_inactive=True) == 0
+    assert [m.text for m in store.add_many("alice", ["abc"])] == ["abc"]

@@ -448,6 +448,12 @@ class MemoryStore:
         """
         owner = "MemoryStore.add"
         user_id = check_user_id(user_id, owner=owner)
+        if isinstance(items, str | bytes | Mapping):
+            # iterating would store one memory per character (or per field name)
+            raise InvalidInputError(
+                f"The 'items' parameter of MemoryStore.add_many must be a list of texts or mappings. "
+                f"Got a single {type(items).__name__} instead; use MemoryStore.add for one memory."
+            )
         specs = [self._validate_spec(it, owner) for it in items]
         if not specs:
             return []
