@@ -105,7 +105,8 @@ def check_http_url(value: Any, *, name: str, owner: str) -> str | None:
 
 def as_vectors(x: Any, dim: int, *, name: str = "vectors", owner: str = "memlab") -> NDArray[np.float32]:
     """Coerce to a C-contiguous float32 ``(n, dim)`` array, checking shape before faiss sees it."""
-    arr = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
+    with np.errstate(over="ignore"):  # a value beyond float32 becomes inf and is refused below
+        arr = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
     if arr.ndim == 1:
         arr = arr.reshape(1, -1)
     if arr.ndim != 2 or arr.shape[1] != dim:
@@ -115,3 +116,38 @@ def as_vectors(x: Any, dim: int, *, name: str = "vectors", owner: str = "memlab"
     if not np.all(np.isfinite(arr)):
         raise InvalidInputError(f"The {name!r} parameter of {owner} contains NaN or infinite values.")
     return arr
+
+
+#: How far from 1 the norm of a vector given as a *stored* embedding may be (the store keeps unit vectors:
+#: its scores are cosines, compared with calibrated thresholds).
+UNIT_NORM_TOLERANCE = 1e-2
+
+
+def check_unit_vectors(
+    vecs: NDArray[np.float32], *, normalize: bool, name: str = "vectors", owner: str = "memlab"
+) -> NDArray[np.float32]:
+    """Return the rows of ``vecs`` (already through :func:`as_vectors`) scaled to unit norm.
+
+    Args:
+        normalize: ``True`` (search queries: cosine ranking does not depend on the scale) accepts any finite
+            non-zero vector and scales it; ``False`` (vectors to store) accepts only vectors already of unit norm
+            within :data:`UNIT_NORM_TOLERANCE` (a vector far from it is not an embedding of this store) and
+            removes the rounding.
+
+    Raises:
+        InvalidInputError: a zero (or denormal) vector, or, with ``normalize=False``, a norm far from 1.
+    """
+    norms = np.linalg.norm(vecs.astype(np.float64), axis=1)
+    zero = np.flatnonzero(~(norms > 1e-12))
+    if len(zero):
+        raise InvalidInputError(
+            f"The {name!r} parameter of {owner} has a zero vector (row {int(zero[0])}): it has no direction."
+        )
+    if not normalize:
+        far = np.flatnonzero(np.abs(norms - 1.0) > UNIT_NORM_TOLERANCE)
+        if len(far):
+            raise InvalidInputError(
+                f"The {name!r} parameter of {owner} must hold unit-norm vectors (as the embedder makes them). "
+                f"Row {int(far[0])} has norm {norms[far[0]]:.6g}; normalise it first."
+            )
+    return np.ascontiguousarray((vecs / norms[:, None]).astype(np.float32))

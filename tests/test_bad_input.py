@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from memlab import open_memlab
@@ -92,3 +93,43 @@ def test_add_many_refuses_a_single_text_or_mapping(store, items):
         store.add_many("alice", items)
     assert store.count(include_inactive=True) == 0
     assert [m.text for m in store.add_many("alice", ["abc"])] == ["abc"]
+
+
+# -- vectors: non-finite, zero, huge --------------------------------------------------------------------------
+def _unit(dim: int = 32, i: int = 0) -> np.ndarray:
+    v = np.zeros(dim, dtype=np.float32)
+    v[i] = 1.0
+    return v
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [np.zeros(32), np.full(32, 1e30), np.full(32, np.nan), np.full(32, 1e39), np.full(32, 0.5), _unit() * 1e-30],
+    ids=["zero", "huge", "nan", "inf", "not-unit", "denormal"],
+)
+def test_stored_embeddings_must_be_finite_unit_vectors(store, bad):
+    keep = store.add("alice", "Abito a Roma")
+    with pytest.raises(InvalidInputError, match="embedding"):
+        store.add("alice", "x", embedding=bad)
+    with pytest.raises(InvalidInputError, match="embedding"):
+        store.add_many("alice", ["y", "z"], embeddings=np.stack([_unit(), bad]))
+    assert [m.id for m in store.list("alice")] == [keep.id]
+    assert len(store.index) == 1
+
+
+@pytest.mark.parametrize("bad", [np.zeros(32), np.full(32, np.nan), np.full(32, 1e39)], ids=["zero", "nan", "inf"])
+def test_search_vector_must_be_finite_and_non_zero(store, bad):
+    store.add("alice", "uno", embedding=_unit(i=0))
+    with pytest.raises(InvalidInputError, match="'vector'"):
+        store.search_by_vector("alice", bad)
+
+
+def test_search_vector_is_normalised_so_scores_are_cosines(store):
+    a = store.add("alice", "uno", embedding=_unit(i=0))
+    # a stored vector within the tolerance is renormalised exactly
+    b = store.add("alice", "due", embedding=_unit(i=1) * 1.005)
+    np.testing.assert_allclose(np.linalg.norm(store.vectors([b.id])[0]), 1.0, rtol=1e-6)
+    (hit, score), *_ = store.search_by_vector("alice", _unit(i=0) * 1e30)
+    assert hit.id == a.id and score == pytest.approx(1.0, abs=1e-5)
+    q = np.full(32, 1e30, dtype=np.float32)
+    assert max(s for _, s in store.search_by_vector("alice", q)) <= 1.0 + 1e-5

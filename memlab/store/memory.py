@@ -29,6 +29,7 @@ from memlab._validation import (
     check_positive_int,
     check_text,
     check_unit_interval,
+    check_unit_vectors,
     check_user_id,
     is_row_id,
 )
@@ -402,7 +403,8 @@ class MemoryStore:
             source: provenance (chat/turn ids).
             valid_from, valid_to: when the fact is true in the world (tz-aware).
             keywords, topic: extraction metadata.
-            embedding: a precomputed vector (skips the embedder); must have the embedder's dimension.
+            embedding: a precomputed vector (skips the embedder): finite, of the embedder's dimension and of unit
+                norm (within ``memlab._validation.UNIT_NORM_TOLERANCE``), like the embedder's own vectors.
 
         Returns:
             The stored item. ``is_active`` says whether it won; ``supersedes`` names the item it replaced,
@@ -444,7 +446,8 @@ class MemoryStore:
 
         ``items`` are texts or mappings with :meth:`add`'s keyword arguments. Items are applied in order,
         so the version rule sees earlier items of the same call. Everything is validated before anything
-        is written: one bad item rejects the whole call and the store is unchanged.
+        is written: one bad item rejects the whole call and the store is unchanged. ``embeddings`` (optional,
+        one row per item) must be finite unit-norm vectors of the embedder's dimension (see :meth:`add`).
         """
         owner = "MemoryStore.add"
         user_id = check_user_id(user_id, owner=owner)
@@ -468,8 +471,7 @@ class MemoryStore:
             vecs = as_vectors(embeddings, self.embedder.dim, name="embedding", owner=owner)
             if len(vecs) != len(specs):
                 raise InvalidInputError(f"{owner} got {len(vecs)} embeddings for {len(specs)} items.")
-            norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-            vecs = vecs / np.maximum(norms, 1e-12)
+            vecs = check_unit_vectors(vecs, normalize=False, name="embedding", owner=owner)
         out: list[MemoryItem] = []
         with self.db.transaction():
             for spec, vec in zip(specs, vecs, strict=True):
@@ -925,9 +927,16 @@ class MemoryStore:
         min_score: float | None = None,
         exclude: Sequence[int] = (),
     ) -> list[tuple[MemoryItem, float]]:
-        """Like :meth:`search` with a precomputed vector (e.g. a stored memory's own embedding)."""
+        """Like :meth:`search` with a precomputed vector (e.g. a stored memory's own embedding).
+
+        The vector is scaled to unit norm first, so the scores are cosines whatever its length.
+
+        Raises:
+            InvalidInputError: k < 1; a vector of the wrong size, with NaN/inf, or zero.
+        """
         k = check_positive_int(k, name="k", owner="MemoryStore.search")
         q = as_vectors(vector, self.embedder.dim, name="vector", owner="MemoryStore.search")
+        q = check_unit_vectors(q, normalize=True, name="vector", owner="MemoryStore.search")
         allowed = self._allowed_ids(user_id, include_inactive)
         if exclude:
             drop = np.asarray([int(i) for i in exclude if is_row_id(i)], dtype=np.int64)
