@@ -6,6 +6,7 @@ Every test here failed on the code before its fix (a raw exception, or the bad i
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
@@ -133,3 +134,16 @@ def test_search_vector_is_normalised_so_scores_are_cosines(store):
     assert hit.id == a.id and score == pytest.approx(1.0, abs=1e-5)
     q = np.full(32, 1e30, dtype=np.float32)
     assert max(s for _, s in store.search_by_vector("alice", q)) <= 1.0 + 1e-5
+
+
+# -- validity interval ----------------------------------------------------------------------------------------
+def test_valid_from_after_valid_to_is_refused(store):
+    start, end = datetime(2024, 1, 1, tzinfo=UTC), datetime(2023, 1, 1, tzinfo=UTC)
+    with pytest.raises(InvalidInputError, match="'valid_from' .* must not be after 'valid_to'"):
+        store.add("alice", "Lavoro a Milano", valid_from=start, valid_to=end)
+    with pytest.raises(InvalidInputError, match="valid_from"):
+        store.add_many("alice", ["ok", {"text": "Lavoro a Milano", "valid_from": start, "valid_to": end}])
+    assert store.count(include_inactive=True) == 0
+    # an empty-length interval and an open one are fine
+    assert store.add("alice", "Lavoro a Milano", valid_from=end, valid_to=end).valid_to == end
+    assert store.add("alice", "Lavoro a Torino", valid_from=start).valid_to is None

@@ -529,6 +529,12 @@ class MemoryStore:
                     f"The {f!r} parameter of {owner} must be a datetime or None. Got {v!r}."
                 )
             spec[f] = _ts(v)
+        if spec.get("valid_from") is not None and spec.get("valid_to") is not None:
+            if datetime.fromisoformat(spec["valid_from"]) > datetime.fromisoformat(spec["valid_to"]):
+                raise InvalidInputError(
+                    f"The 'valid_from' parameter of {owner} must not be after 'valid_to'. "
+                    f"Got valid_from={spec['valid_from']} and valid_to={spec['valid_to']}."
+                )
         return spec
 
     def _insert(self, user_id: str, spec: dict[str, Any], vec: NDArray[np.float32]) -> MemoryItem:
