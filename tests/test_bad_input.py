@@ -13,6 +13,7 @@ import pytest
 
 from memlab import open_memlab
 from memlab._validation import check_text, strip_control
+from memlab.config import MAX_KEYWORD_CHARS, MAX_KEYWORDS, MAX_SOURCE_CHARS
 from memlab.errors import InvalidInputError, MemlabError, NotFoundError
 from memlab.store.memory import MemoryStore
 from memlab.testing import FakeEmbedder
@@ -147,3 +148,39 @@ def test_valid_from_after_valid_to_is_refused(store):
     # an empty-length interval and an open one are fine
     assert store.add("alice", "Lavoro a Milano", valid_from=end, valid_to=end).valid_to == end
     assert store.add("alice", "Lavoro a Torino", valid_from=start).valid_to is None
+
+
+# -- caps on source, topic and keywords -----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "fields, match",
+    [
+        ({"source": "x" * (MAX_SOURCE_CHARS + 1)}, "'source' .* at most 512"),
+        ({"source": "x" * 50_000_000}, "'source' .* at most 512"),
+        ({"topic": "t" * (MAX_SOURCE_CHARS + 1)}, "'topic' .* at most 512"),
+        ({"keywords": ["k"] * 1_000_000}, "at most 32 items"),
+        ({"keywords": ["k" * (MAX_KEYWORD_CHARS + 1)]}, "'keywords' .* at most 64"),
+        ({"keywords": [3]}, "'keywords' .* must be a str"),
+        ({"keywords": ["ok", ""]}, "'keywords' .* non-empty"),
+        ({"source": 12}, "'source' .* must be a str"),
+    ],
+)
+def test_source_topic_and_keywords_are_capped(store, fields, match):
+    with pytest.raises(InvalidInputError, match=match):
+        store.add("alice", "Abito a Roma", **fields)
+    assert store.count(include_inactive=True) == 0
+
+
+def test_limits_are_documented_and_accepted_at_the_edge(store):
+    assert (MAX_SOURCE_CHARS, MAX_KEYWORDS, MAX_KEYWORD_CHARS) == (512, 32, 64)
+    m = store.add(
+        "alice", "Abito a Roma", source="s" * MAX_SOURCE_CHARS, keywords=[f"k{i}" for i in range(MAX_KEYWORDS)]
+    )
+    assert len(m.keywords) == MAX_KEYWORDS and len(m.source) == MAX_SOURCE_CHARS
+
+
+def test_extraction_leaves_out_overlong_keywords(tmp_path):
+    with open_memlab(tmp_path / "a.db", embedder=FakeEmbedder(), checks=False) as lab:
+        word = "supercalifragilistichespiralidoso" * 3  # 99 letters: a real word, but no keyword
+        lab.turn("alice", f"Mi chiamo Alice e il mio gatto si chiama {word}.")
+        for m in lab.store.list("alice"):
+            assert all(len(k) <= MAX_KEYWORD_CHARS for k in m.keywords)

@@ -33,7 +33,7 @@ from memlab._validation import (
     check_user_id,
     is_row_id,
 )
-from memlab.config import MAX_TEXT_CHARS
+from memlab.config import MAX_KEYWORD_CHARS, MAX_KEYWORDS, MAX_SOURCE_CHARS, MAX_TEXT_CHARS
 from memlab.errors import InvalidInputError, NotFoundError
 from memlab.index.faiss_index import FaissIndex
 from memlab.protocols import Embedder, VectorIndex
@@ -400,9 +400,11 @@ class MemoryStore:
             text: plain text (non-empty, no control characters, at most ``max_text_chars``).
             scope, type, key, value, project_id: the slot; items conflict when all five match and key is set.
             confidence: in [0, 1].
-            source: provenance (chat/turn ids).
-            valid_from, valid_to: when the fact is true in the world (tz-aware).
-            keywords, topic: extraction metadata.
+            source: provenance (chat/turn ids), at most ``MAX_SOURCE_CHARS`` (512) characters.
+            valid_from, valid_to: when the fact is true in the world (tz-aware; ``valid_from <= valid_to``).
+            keywords, topic: extraction metadata: at most ``MAX_KEYWORDS`` (32) keywords of at most
+                ``MAX_KEYWORD_CHARS`` (64) characters each; a topic of at most 512 characters
+                (limits in :mod:`memlab.config`).
             embedding: a precomputed vector (skips the embedder): finite, of the embedder's dimension and of unit
                 norm (within ``memlab._validation.UNIT_NORM_TOLERANCE``), like the embedder's own vectors.
 
@@ -513,15 +515,26 @@ class MemoryStore:
             else check_text(str(spec["value"]), name="value", owner=owner, max_chars=self.max_text_chars)
         )
         spec["project_id"] = _norm_opt(spec.get("project_id"), "project_id", owner)
-        spec["source"] = None if spec.get("source") is None else str(spec["source"])
-        spec["topic"] = None if spec.get("topic") is None else str(spec["topic"])
+        for f in ("source", "topic"):
+            spec[f] = (
+                None
+                if spec.get(f) is None
+                else check_text(spec[f], name=f, owner=owner, max_chars=MAX_SOURCE_CHARS)
+            )
         spec["confidence"] = check_unit_interval(spec.get("confidence", 1.0), name="confidence", owner=owner)
         kws = spec.get("keywords") or ()
         if isinstance(kws, str):
             raise InvalidInputError(
                 f"The 'keywords' parameter of {owner} must be a sequence of str, not a str."
             )
-        spec["keywords"] = [str(k) for k in kws]
+        kws = list(kws)
+        if len(kws) > MAX_KEYWORDS:
+            raise InvalidInputError(
+                f"The 'keywords' parameter of {owner} must have at most {MAX_KEYWORDS} items. Got {len(kws)} instead."
+            )
+        spec["keywords"] = [
+            check_text(k, name="keywords", owner=owner, max_chars=MAX_KEYWORD_CHARS) for k in kws
+        ]
         for f in ("valid_from", "valid_to"):
             v = spec.get(f)
             if v is not None and not isinstance(v, datetime):
