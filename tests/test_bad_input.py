@@ -184,3 +184,14 @@ def test_extraction_leaves_out_overlong_keywords(tmp_path):
         lab.turn("alice", f"Mi chiamo Alice e il mio gatto si chiama {word}.")
         for m in lab.store.list("alice"):
             assert all(len(k) <= MAX_KEYWORD_CHARS for k in m.keywords)
+
+
+# -- build_context k ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("k", [-1, 0, 1.5, True, "3"])
+def test_build_context_refuses_k_below_one(store, k):
+    store.add_many("alice", ["Abito a Roma", "Lavoro a Milano"])
+    with pytest.raises(InvalidInputError, match="'k' parameter of MemoryStore.build_context"):
+        store.build_context("alice", k=k)
+    with pytest.raises(InvalidInputError, match="'k'"):
+        store.build_context("alice", "Roma", k=k)
+    assert store.build_context("alice", k=2).count("\n- ") == 2

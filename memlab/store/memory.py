@@ -988,10 +988,14 @@ class MemoryStore:
             project_id: keep global memories plus this project's (a project-scoped context).
             agent_type: names the consuming agent in the heading.
             types: keep only these memory types.
-            k: max memories listed.
+            k: max memories listed (an int >= 1).
             lang: ``it`` or ``en`` heading.
+
+        Raises:
+            InvalidInputError: bad user id or k < 1.
         """
         user_id = check_user_id(user_id, owner="MemoryStore.build_context")
+        k = check_positive_int(k, name="k", owner="MemoryStore.build_context")
         if query is not None:
             items = [m for m, _ in self.search(user_id, query, k=max(k * 3, k))]
         else:
