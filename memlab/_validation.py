@@ -56,7 +56,25 @@ def check_text(text: Any, *, name: str = "text", owner: str = "memlab", max_char
 
 
 def check_user_id(user_id: Any, *, owner: str = "memlab") -> str:
-    """Validate a user id: a non-empty string without control characters, at most 256 chars."""
+    """Validate a user id: a non-empty string without control characters, at most 256 chars.
+
+    An id is an exact key, never cleaned: leading/trailing whitespace and tabs or newlines anywhere are refused
+    (stripping them silently made ``" alice"`` or ``"alice\t"`` act on alice's data).
+
+    Raises:
+        InvalidInputError: not such a string.
+    """
+    if isinstance(user_id, str):
+        ws = re.search(r"[\t\n\r]", user_id)
+        if ws is not None:
+            raise InvalidInputError(
+                f"The 'user_id' parameter of {owner} contains a control character "
+                f"(U+{ord(ws.group()):04X} at position {ws.start()}). Got {user_id!r} instead."
+            )
+        if user_id.strip() and user_id != user_id.strip():
+            raise InvalidInputError(
+                f"The 'user_id' parameter of {owner} must not start or end with whitespace. Got {user_id!r} instead."
+            )
     return check_text(user_id, name="user_id", owner=owner, max_chars=256)
 
 

@@ -5,8 +5,13 @@ Every test here failed on the code before its fix (a raw exception, or the bad i
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +22,22 @@ from memlab.config import MAX_KEYWORD_CHARS, MAX_KEYWORDS, MAX_SOURCE_CHARS
 from memlab.errors import InvalidInputError, MemlabError, NotFoundError
 from memlab.store.memory import MemoryStore
 from memlab.testing import FakeEmbedder
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run ``memlab ARGS`` as a new process (no MEMLAB_* from the caller's shell)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMLAB_")}
+    env.update(PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    return subprocess.run([sys.executable, "-m", "memlab.cli.main", *args], env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def _one_line_error(stderr: str, needle: str) -> bool:
+    """A CLI error: exactly one line on stderr, ``memlab: error: ...`` naming ``needle``, no traceback."""
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    return len(lines) == 1 and lines[0].startswith("memlab: error: ") and needle in lines[0] and "Traceback" not in stderr
 
 
 @pytest.fixture
@@ -195,3 +216,42 @@ def test_build_context_refuses_k_below_one(store, k):
     with pytest.raises(InvalidInputError, match="'k'"):
         store.build_context("alice", "Roma", k=k)
     assert store.build_context("alice", k=2).count("\n- ") == 2
+
+
+# -- user ids are exact keys ----------------------------------------------------------------------------------
+ALIASES = [" alice", "alice ", "alice\t", "\talice", "al\tice", "alice\n", "alice\u00a0"]
+
+
+@pytest.mark.parametrize("alias", ALIASES)
+def test_user_id_with_surrounding_whitespace_or_tabs_is_refused(tmp_path, alias):
+    with open_memlab(tmp_path / "a.db", embedder=FakeEmbedder(), checks=False) as lab:
+        lab.store.add("alice", "Abito a Roma")
+        n = lab.notifications.create("todo", "medium", "Chiama Marco", "alice")
+        for call in (
+            lambda: lab.store.add(alias, "Abito a Milano"),
+            lambda: lab.store.list(alias),
+            lambda: lab.store.search(alias, "Roma"),
+            lambda: lab.notifications.pending(alias),
+            lambda: lab.notifications.list(alias),
+            lambda: lab.notifications.count(alias),
+            lambda: lab.notifications.resolve(n.id, "done", user_id=alias),
+            lambda: lab.chats.list(alias),
+            lambda: lab.turn(alias, "ciao"),
+        ):
+            with pytest.raises(InvalidInputError, match="'user_id'"):
+                call()
+        assert lab.notifications.get(n.id, user_id="alice").is_open
+        assert [m.text for m in lab.store.list("alice", include_inactive=True)] == ["Abito a Roma"]
+        assert lab.chats.list("alice") == []
+
+
+def test_cli_notifications_with_an_aliased_user_is_a_one_line_error(tmp_path):
+    db = tmp_path / "a.db"
+    with open_memlab(db, embedder=FakeEmbedder(), checks=False) as lab:
+        lab.notifications.create("todo", "medium", "Chiama Marco", "alice")
+    ok = _cli("notifications", "--db", str(db), "--user", "alice", "--json")
+    assert ok.returncode == 0 and json.loads(ok.stdout)["count"] == 1
+    for alias in (" alice", "alice\t"):
+        bad = _cli("notifications", "--db", str(db), "--user", alias, "--json")
+        assert bad.returncode != 0 and bad.stdout == ""
+        assert _one_line_error(bad.stderr, "user_id")
