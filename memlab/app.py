@@ -50,9 +50,12 @@ __all__ = ["Memlab", "open_memlab", "stored_embedder_name"]
 def stored_embedder_name(db_path: str | os.PathLike[str]) -> str | None:
     """The embedder a database was built with (read-only peek), or None for a new/in-memory database."""
     path = str(db_path)
-    if path == ":memory:" or not Path(path).exists():
+    if path == ":memory:" or not Path(path).is_file():  # "", a directory: Database says what is wrong
         return None
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return None
     try:
         row = con.execute("SELECT value FROM memlab_meta WHERE key = 'embedder'").fetchone()
     except sqlite3.Error:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -19,7 +20,7 @@ import pytest
 from memlab import open_memlab
 from memlab._validation import check_text, strip_control
 from memlab.config import MAX_KEYWORD_CHARS, MAX_KEYWORDS, MAX_SOURCE_CHARS
-from memlab.errors import InvalidInputError, MemlabError, NotFoundError
+from memlab.errors import BackendError, InvalidInputError, MemlabError, NotFoundError
 from memlab.store.memory import MemoryStore
 from memlab.testing import FakeEmbedder
 
@@ -255,3 +256,103 @@ def test_cli_notifications_with_an_aliased_user_is_a_one_line_error(tmp_path):
         bad = _cli("notifications", "--db", str(db), "--user", alias, "--json")
         assert bad.returncode != 0 and bad.stdout == ""
         assert _one_line_error(bad.stderr, "user_id")
+
+
+# -- database paths -------------------------------------------------------------------------------------------
+def test_database_refuses_empty_path_directory_and_non_sqlite_file(tmp_path):
+    from memlab.store import Database
+
+    text = tmp_path / "notes.db"
+    text.write_bytes(b"Lista della spesa: pane, latte, uova.\n" * 200)
+    before = text.read_bytes()
+    for path, match in (("", "must be a file path"), (tmp_path, "is a directory"),
+                        (text, "not a memlab database")):
+        with pytest.raises(InvalidInputError, match=match):
+            Database(path)
+        with pytest.raises(InvalidInputError, match=match):
+            MemoryStore(path, embedder=FakeEmbedder())
+        with pytest.raises(InvalidInputError, match=match):
+            open_memlab(path, embedder=FakeEmbedder(), checks=False)
+    assert text.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.db"]
+
+
+@pytest.mark.parametrize("command", [["chat", "--message", "ciao", "--no-wait"], ["notifications"]])
+def test_cli_bad_db_path_is_a_one_line_error(tmp_path, command):
+    text = tmp_path / "notes.db"
+    text.write_text("non è un database\n" * 100, encoding="utf-8")
+    for db, needle in (("", "must be a file path"), (str(tmp_path), "is a directory"),
+                       (str(text), "not a memlab database")):
+        proc = _cli(command[0], "--db", db, "--user", "alice", *command[1:])
+        assert proc.returncode != 0 and proc.stdout == "", (db, proc.stdout, proc.stderr)
+        assert _one_line_error(proc.stderr, needle), proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.db"]
+
+
+# -- read-only database, full disk ----------------------------------------------------------------------------
+def test_read_only_database_is_a_backend_error_and_keeps_what_is_stored(store):
+    keep = store.add("alice", "Abito a Roma")
+    store.db.execute("PRAGMA query_only = ON")  # SQLite itself refuses every write (SQLITE_READONLY)
+    with pytest.raises(BackendError, match="read-only"):
+        store.add("alice", "Lavoro a Milano")
+    with pytest.raises(BackendError, match="read-only"):
+        store.deactivate(keep.id, "test", user_id="alice")
+    assert [m.text for m in store.list("alice")] == ["Abito a Roma"]  # reads still work
+    store.db.execute("PRAGMA query_only = OFF")
+    assert store.get(keep.id).is_active and len(store.index) == 1
+    assert store.add("alice", "Lavoro a Milano").is_active
+
+
+def test_full_disk_is_a_backend_error_and_the_batch_is_not_half_written(store):
+    keep = store.add("alice", "Abito a Roma")
+    pages = int(store.db.query_one("PRAGMA page_count")[0])
+    store.db.execute(f"PRAGMA max_page_count = {pages}")  # the file may not grow: SQLITE_FULL
+    batch = [f"Ricordo numero {i}: " + "parole " * 300 for i in range(50)]
+    with pytest.raises(BackendError, match="full"):
+        store.add_many("alice", batch)
+    assert [m.id for m in store.list("alice", include_inactive=True)] == [keep.id]
+    assert len(store.index) == 1
+    store.db.execute("PRAGMA max_page_count = 1073741823")
+    assert len(store.add_many("alice", batch)) == 50
+
+
+def test_close_leaves_no_faiss_tmp_when_the_index_cannot_be_written(tmp_path, caplog):
+    db = tmp_path / "m.db"
+    st = MemoryStore(db, embedder=FakeEmbedder())
+    st.add_many("alice", [f"Ricordo {i}" for i in range(200)])  # ~26 KB of vectors: the write hits the full disk
+    tmp = tmp_path / "m.db.faiss.tmp"
+    if not Path("/dev/full").exists():
+        pytest.skip("LOUD SKIP: /dev/full is missing; cannot simulate a full disk for the FAISS file")
+    tmp.symlink_to("/dev/full")  # every write of the temporary index file fails with ENOSPC
+    with pytest.raises(BackendError, match="Cannot write FAISS index"):
+        st.flush()
+    assert not tmp.exists() and not tmp.is_symlink()
+    tmp.symlink_to("/dev/full")
+    st.close()  # the index is a cache: close logs, cleans up and closes the database anyway
+    assert st.db.closed and "rebuilt from SQLite" in caplog.text
+    assert not tmp.exists() and not tmp.is_symlink()
+    with MemoryStore(db, embedder=FakeEmbedder()) as again:
+        assert again.count("alice") == 200 and len(again.index) == 200
+
+
+def test_cli_on_an_immutable_database_is_a_one_line_error(tmp_path):
+    import shutil
+
+    db = tmp_path / "a.db"
+    with open_memlab(db, embedder="minilm", checks=False) as lab:
+        lab.store.add("alice", "Abito a Roma", embedding=np.eye(lab.store.embedder.dim, dtype=np.float32)[0])
+    chattr = shutil.which("chattr")
+    if chattr is None or subprocess.run([chattr, "+i", str(db)], capture_output=True).returncode != 0:
+        pytest.skip("LOUD SKIP: chattr +i is not available here (needs root and ext4-like filesystem)")
+    try:
+        proc = _cli("chat", "--db", str(db), "--user", "alice", "--message", "Lavoro a Milano", "--no-wait")
+    finally:
+        subprocess.run([chattr, "-i", str(db)], check=True)
+    assert proc.returncode != 0 and proc.stdout == ""
+    assert _one_line_error(proc.stderr, "read-only"), proc.stderr
+    con = sqlite3.connect(db)
+    try:
+        assert con.execute("SELECT text FROM memories").fetchall() == [("Abito a Roma",)]
+        assert con.execute("SELECT COUNT(*) FROM chats").fetchone()[0] == 0
+    finally:
+        con.close()

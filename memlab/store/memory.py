@@ -34,7 +34,7 @@ from memlab._validation import (
     is_row_id,
 )
 from memlab.config import MAX_KEYWORD_CHARS, MAX_KEYWORDS, MAX_SOURCE_CHARS, MAX_TEXT_CHARS
-from memlab.errors import InvalidInputError, NotFoundError
+from memlab.errors import BackendError, InvalidInputError, NotFoundError
 from memlab.index.faiss_index import FaissIndex
 from memlab.protocols import Embedder, VectorIndex
 from memlab.records import MemoryItem
@@ -207,7 +207,8 @@ class MemoryStore:
         self.max_text_chars = max_text_chars
         self.db = Database(self.path)
         self.db.migrate("memories", SCHEMA)
-        self.db.set_user_version(len(SCHEMA))
+        if self.db.user_version() != len(SCHEMA):  # no write when already set (a read-only file still opens)
+            self.db.set_user_version(len(SCHEMA))
         self._custom_index = index
         self._index_path = None if (self.db.in_memory or index is not None) else Path(self.path + ".faiss")
         self._user_ids_cache: dict[tuple[str, bool], NDArray[np.int64]] = {}
@@ -224,14 +225,26 @@ class MemoryStore:
         self.close()
 
     def close(self) -> None:
-        """Persist the FAISS index and close the database (idempotent)."""
+        """Persist the FAISS index and close the database (idempotent).
+
+        The index is a cache of SQLite: when it cannot be written (read-only folder, full disk) a warning is
+        logged, no temporary file is left, and the database is closed anyway (the next open rebuilds the index).
+        """
         if self.db.closed:
             return
-        self.flush()
-        self.db.close()
+        try:
+            self.flush()
+        except BackendError as exc:
+            log.warning("%s; it will be rebuilt from SQLite at the next open", exc)
+        finally:
+            self.db.close()
 
     def flush(self) -> None:
-        """Write the FAISS index file now (it is also written on close)."""
+        """Write the FAISS index file now (it is also written on close).
+
+        Raises:
+            BackendError: the file cannot be written (no temporary file is left behind).
+        """
         if self._index_path is not None and self._dirty and isinstance(self.index, FaissIndex):
             self.index.save(self._index_path)
             self._dirty = False
