@@ -192,6 +192,7 @@ def open_memlab(
     llm: LLM | None = None,
     lang: str | None = None,
     checks: bool = True,
+    reembed: bool = False,
 ) -> Memlab:
     """Open (or create) a memlab database with every service wired.
 
@@ -203,6 +204,8 @@ def open_memlab(
         llm: a chat model; default: ``settings.llm_backend`` (none → the explicit "no model" marker).
         lang: language of user-facing texts; default ``settings.lang``.
         checks: run integrity checks in the background agent (False: ingestion only).
+        reembed: allow ``embedder`` to differ from the one the database was built with: every memory is
+            re-embedded and the database switched to it for good (default False: ``InvalidInputError``).
     """
     from memlab.agent import BackgroundAgent
     from memlab.assistant import Assistant
@@ -214,7 +217,7 @@ def open_memlab(
     settings = settings or Settings()
     if embedder is None or isinstance(embedder, str):
         embedder = resolve_embedder(embedder or stored_embedder_name(path), settings=settings)
-    store = MemoryStore(path, embedder=embedder, max_text_chars=settings.max_text_chars)
+    store = MemoryStore(path, embedder=embedder, max_text_chars=settings.max_text_chars, reembed=reembed)
     notifications = NotificationService(store)
     chats = ChatStore(store, summary_window_size=settings.summary_window_size)
     checker = agent = None

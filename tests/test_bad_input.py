@@ -356,3 +356,52 @@ def test_cli_on_an_immutable_database_is_a_one_line_error(tmp_path):
         assert con.execute("SELECT COUNT(*) FROM chats").fetchone()[0] == 0
     finally:
         con.close()
+
+
+# -- switching embedders needs an explicit re-embed -----------------------------------------------------------
+class _OtherEmbedder(FakeEmbedder):
+    name = "other"
+
+
+def test_reopening_with_another_embedder_is_refused_unless_reembed(tmp_path):
+    path = tmp_path / "e.db"
+    with MemoryStore(path, embedder=FakeEmbedder(dim=8)) as s:
+        m = s.add("u1", "Abito a Roma")
+        before = s.vectors([m.id]).copy()
+    for other in (FakeEmbedder(dim=12), _OtherEmbedder(dim=8)):
+        with pytest.raises(InvalidInputError, match="built with embedder 'fake' .*reembed=True"):
+            MemoryStore(path, embedder=other)
+        with pytest.raises(InvalidInputError, match="'fake'"):
+            open_memlab(path, embedder=other, checks=False)
+    with MemoryStore(path, embedder=FakeEmbedder(dim=8)) as s:  # nothing changed
+        np.testing.assert_array_equal(s.vectors([m.id]), before)
+    with pytest.warns(UserWarning, match="re-embedding"), MemoryStore(
+        path, embedder=_OtherEmbedder(dim=12), reembed=True
+    ) as s:
+        assert s.vectors([m.id]).shape == (1, 12) and s.search("u1", "Abito a Roma", k=1)[0][0].id == m.id
+    with pytest.raises(InvalidInputError, match="built with embedder 'other'"):
+        MemoryStore(path, embedder=FakeEmbedder(dim=8))
+
+
+def test_an_empty_database_may_switch_embedder(tmp_path):
+    path = tmp_path / "e.db"
+    MemoryStore(path, embedder=FakeEmbedder(dim=8)).close()
+    with MemoryStore(path, embedder=FakeEmbedder(dim=12)) as s:  # no memory to re-embed
+        assert s.add("u1", "Abito a Roma").id == 1
+
+
+def test_cli_embedder_switch_is_refused_without_reembed(tmp_path):
+    db = tmp_path / "e5.db"
+    with open_memlab(db, embedder="e5", checks=False) as lab:
+        lab.store.add("alice", "Abito a Roma", embedding=np.eye(lab.store.embedder.dim, dtype=np.float32)[0])
+    size = db.stat().st_size
+    proc = _cli("chat", "--db", str(db), "--user", "alice", "--embedder", "minilm", "--message", "ciao", "--no-wait")
+    assert proc.returncode != 0 and proc.stdout == ""
+    assert _one_line_error(proc.stderr, "built with embedder 'e5'") and "--reembed" in proc.stderr
+    con = sqlite3.connect(db)
+    try:
+        assert con.execute("SELECT value FROM memlab_meta WHERE key = 'embedder'").fetchone() == ("e5",)
+        assert con.execute("SELECT COUNT(*) FROM chats").fetchone()[0] == 0
+    finally:
+        con.close()
+    assert db.stat().st_size == size

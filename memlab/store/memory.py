@@ -166,6 +166,9 @@ class MemoryStore:
             :class:`~memlab.index.FaissIndex` persisted in ``<path>.faiss``.
         clock: returns "now" (tz-aware); injectable for tests.
         max_text_chars: longest accepted text.
+        reembed: a file built with another embedder (name or dimension) holding memories is refused
+            (``False``, default: :class:`~memlab.errors.InvalidInputError` naming the stored embedder, nothing
+            changed); ``True`` re-embeds every memory with ``embedder`` and switches the file to it for good.
 
     The FAISS file is ``<path>.faiss``. It is a cache: at open it is loaded and compared with SQLite,
     and rebuilt from the stored vectors when missing or inconsistent. It is written on :meth:`close`
@@ -191,6 +194,7 @@ class MemoryStore:
         index: VectorIndex | None = None,
         clock: Callable[[], datetime] | None = None,
         max_text_chars: int = MAX_TEXT_CHARS,
+        reembed: bool = False,
     ) -> None:
         if index is not None and not isinstance(index, VectorIndex):
             raise InvalidInputError(
@@ -214,7 +218,12 @@ class MemoryStore:
         self._user_ids_cache: dict[tuple[str, bool], NDArray[np.int64]] = {}
         self._dirty = False
         self._reembedded = False
-        self._check_embedder()
+        self.reembed = bool(reembed)
+        try:
+            self._check_embedder()
+        except BaseException:
+            self.db.close()
+            raise
         self.index = self._open_index()
 
     # ------------------------------------------------------------------ lifecycle
@@ -270,11 +279,19 @@ class MemoryStore:
         if stored != name or int(stored_dim or 0) != self.embedder.dim:
             n = self.db.query_one("SELECT COUNT(*) AS n FROM memories")
             count = int(n["n"]) if n else 0
-            warnings.warn(
-                f"{self.path} was built with embedder {stored!r} (dim {stored_dim}); re-embedding {count} memories "
-                f"with {name!r} (dim {self.embedder.dim}).",
-                stacklevel=3,
-            )
+            if count and not self.reembed:
+                raise InvalidInputError(
+                    f"{self.path} was built with embedder {stored!r} (dim {stored_dim}); refusing to open it with "
+                    f"{name!r} (dim {self.embedder.dim}): its {count} memories would be re-embedded and the "
+                    f"database switched for good. Open it with {stored!r} (or no embedder), or pass reembed=True "
+                    f"(CLI: --reembed)."
+                )
+            if count:
+                warnings.warn(
+                    f"{self.path} was built with embedder {stored!r} (dim {stored_dim}); re-embedding {count} "
+                    f"memories with {name!r} (dim {self.embedder.dim}).",
+                    stacklevel=3,
+                )
             self._reembed_all()
             self._set_meta("embedder", name)
             self._set_meta("dim", str(self.embedder.dim))

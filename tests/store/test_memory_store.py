@@ -283,5 +283,7 @@ def test_reopen_with_another_embedder_reembeds(tmp_path):
     path = tmp_path / "e.db"
     with MemoryStore(path, embedder=FakeEmbedder(dim=8)) as s:
         s.add("u1", "Abito a Roma")
-    with pytest.warns(UserWarning, match="re-embedding"), MemoryStore(path, embedder=FakeEmbedder(dim=12)) as s:
+    with pytest.warns(UserWarning, match="re-embedding"), MemoryStore(
+        path, embedder=FakeEmbedder(dim=12), reembed=True
+    ) as s:
         assert s.index.dim == 12 and s.search("u1", "Abito a Roma", k=1)[0][0].text == "Abito a Roma"
