@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from typing import Any
@@ -112,6 +113,18 @@ def check_positive_int(value: Any, *, name: str, owner: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or int(value) < 1:
         raise InvalidInputError(f"The {name!r} parameter of {owner} must be an int in [1, inf). Got {value!r} instead.")
     return int(value)
+
+
+def check_positive_float(value: Any, *, name: str, owner: str) -> float:
+    """Validate a finite float > 0 (a duration, a timeout): NaN, inf, 0 and negatives are refused."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float | np.integer | np.floating)
+        or not math.isfinite(float(value))
+        or float(value) <= 0
+    ):
+        raise InvalidInputError(f"The {name!r} parameter of {owner} must be a finite float > 0. Got {value!r} instead.")
+    return float(value)
 
 
 def check_http_url(value: Any, *, name: str, owner: str) -> str | None:

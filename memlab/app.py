@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memlab._validation import check_positive_float
 from memlab.config import Settings
 from memlab.protocols import LLM, Embedder, Judge
 
@@ -145,6 +146,7 @@ class Memlab:
         Inside ``async with`` the agent already runs and is left running; otherwise, with ``wait``, it is
         started for this turn and stopped after it.
         """
+        timeout = check_positive_float(timeout, name="timeout", owner="Memlab.turn")
         done = True
         owned = self.agent is not None and wait and not self.agent.running
         if owned:
@@ -217,12 +219,8 @@ def open_memlab(
     settings = settings or Settings()
     if embedder is None or isinstance(embedder, str):
         embedder = resolve_embedder(embedder or stored_embedder_name(path), settings=settings)
-    store = MemoryStore(path, embedder=embedder, max_text_chars=settings.max_text_chars, reembed=reembed)
-    notifications = NotificationService(store)
-    chats = ChatStore(store, summary_window_size=settings.summary_window_size)
-    checker = agent = None
-    if checks:
-        from memlab.integrity import SemanticIntegrityChecker
+    judge_obj = None
+    if checks:  # a bad judge is refused before the database is touched
         from memlab.judges import resolve_judge
 
         judge_obj, _ = resolve_judge(judge, settings=settings)
@@ -230,6 +228,13 @@ def open_memlab(
             from memlab.errors import InvalidInputError
 
             raise InvalidInputError("judge='none' leaves nothing to check with; open with checks=False instead.")
+    store = MemoryStore(path, embedder=embedder, max_text_chars=settings.max_text_chars, reembed=reembed)
+    notifications = NotificationService(store)
+    chats = ChatStore(store, summary_window_size=settings.summary_window_size)
+    checker = agent = None
+    if checks:
+        from memlab.integrity import SemanticIntegrityChecker
+
         checker = SemanticIntegrityChecker(store, judge_obj, settings)
         agent = BackgroundAgent(store, checker, notifications)
     if llm is None and settings.llm_backend != "none":

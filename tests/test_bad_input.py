@@ -405,3 +405,42 @@ def test_cli_embedder_switch_is_refused_without_reembed(tmp_path):
     finally:
         con.close()
     assert db.stat().st_size == size
+
+
+# -- judge references and timeouts ----------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["hf:/etc", "hf:/no/such/model", "hf:~/nope", "hf:not a model id", "hf:../.."])
+def test_hf_judge_reference_that_cannot_be_a_model_is_refused(tmp_path, name):
+    from memlab.judges import load_judge
+
+    with pytest.raises(InvalidInputError, match="not a model folder|neither a model folder"):
+        load_judge(name)
+    with pytest.raises(InvalidInputError, match="Judge 'hf:"):
+        open_memlab(tmp_path / "a.db", embedder=FakeEmbedder(), judge=name)
+    assert not (tmp_path / "a.db").exists()  # refused before the database is created
+
+
+def test_hf_judge_hub_ids_and_model_folders_still_load_lazily(tmp_path):
+    from memlab.judges import load_judge
+
+    assert load_judge("hf:org/some-nli-model").name == "hf:org/some-nli-model"  # nothing is loaded yet
+    (tmp_path / "config.json").write_text("{}", encoding="utf-8")
+    assert load_judge(f"hf:{tmp_path}").name == f"hf:{tmp_path}"
+
+
+@pytest.mark.parametrize("timeout", [float("nan"), float("inf"), 0, -1.0, True, "10"])
+def test_turn_timeout_must_be_finite_and_positive(tmp_path, timeout):
+    with open_memlab(tmp_path / "a.db", embedder=FakeEmbedder(), checks=False) as lab:
+        with pytest.raises(InvalidInputError, match="'timeout' parameter of Memlab.turn"):
+            lab.turn("alice", "Abito a Roma", timeout=timeout)
+        assert lab.chats.list("alice") == [] and lab.store.count("alice") == 0
+
+
+@pytest.mark.parametrize("flags, needle", [(["--judge", "hf:/etc"], "not a model folder"),
+                                           (["--timeout", "nan"], "'--timeout'"),
+                                           (["--timeout", "-5"], "'--timeout'")])
+def test_cli_bad_judge_or_timeout_is_a_one_line_error(tmp_path, flags, needle):
+    db = tmp_path / "a.db"
+    proc = _cli("chat", "--db", str(db), "--user", "alice", "--message", "Abito a Roma", *flags)
+    assert proc.returncode != 0 and proc.stdout == ""
+    assert _one_line_error(proc.stderr, needle), proc.stderr
+    assert not db.exists()

@@ -94,8 +94,10 @@ def _chat(args: argparse.Namespace) -> int:
 
 
 async def _chat_async(args: argparse.Namespace) -> int:
+    from memlab._validation import check_positive_float
     from memlab.app import open_memlab
 
+    check_positive_float(args.timeout, name="--timeout", owner="memlab chat")  # before the database is opened
     lab = open_memlab(args.db, settings=_settings(), embedder=args.embedder, judge=args.judge, lang=args.lang,
                       reembed=args.reembed)
     try:
