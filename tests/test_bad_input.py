@@ -87,7 +87,6 @@ def test_out_of_range_ids_are_not_found(tmp_path, bad_id):
         m = lab.store.add("alice", "Abito a Roma")
         st = lab.store
         for call in (
-            lambda: st.get(bad_id),
             lambda: st.get(bad_id, user_id="alice"),
             lambda: st.history(bad_id, user_id="alice"),
             lambda: st.events(bad_id, user_id="alice"),
@@ -107,7 +106,7 @@ def test_out_of_range_ids_are_not_found(tmp_path, bad_id):
         assert [x.id for x in st.find_containing("alice", ["roma"], exclude_id=bad_id)] == [m.id]
         hits = st.search_by_vector("alice", st.vectors([m.id])[0], exclude=[bad_id])
         assert [x.id for x, _ in hits] == [m.id]
-        assert st.get(m.id).is_active
+        assert st.get(m.id, user_id="alice").is_active
 
 
 # -- add_many with a bare string ------------------------------------------------------------------------------
@@ -299,7 +298,7 @@ def test_read_only_database_is_a_backend_error_and_keeps_what_is_stored(store):
         store.deactivate(keep.id, "test", user_id="alice")
     assert [m.text for m in store.list("alice")] == ["Abito a Roma"]  # reads still work
     store.db.execute("PRAGMA query_only = OFF")
-    assert store.get(keep.id).is_active and len(store.index) == 1
+    assert store.get(keep.id, user_id="alice").is_active and len(store.index) == 1
     assert store.add("alice", "Lavoro a Milano").is_active
 
 
@@ -444,3 +443,36 @@ def test_cli_bad_judge_or_timeout_is_a_one_line_error(tmp_path, flags, needle):
     assert proc.returncode != 0 and proc.stdout == ""
     assert _one_line_error(proc.stderr, needle), proc.stderr
     assert not db.exists()
+
+
+# -- acting by id needs the owner -----------------------------------------------------------------------------
+def test_acting_by_id_requires_the_owner(tmp_path):
+    with open_memlab(tmp_path / "a.db", embedder=FakeEmbedder(), checks=False) as lab:
+        m = lab.store.add("alice", "Il mio PIN è 1234")
+        chat = lab.chats.create("alice", title="Banca")
+        # the owner is a required keyword: a call without it cannot touch anyone's data
+        with pytest.raises(TypeError, match="user_id"):
+            lab.store.get(m.id)  # type: ignore[call-arg]
+        with pytest.raises(TypeError, match="user_id"):
+            lab.store.deactivate(m.id, "x")  # type: ignore[call-arg]
+        with pytest.raises(TypeError, match="user_id"):
+            lab.chats.delete(chat.id)  # type: ignore[call-arg]
+        # None or another user is refused too
+        with pytest.raises(InvalidInputError, match="'user_id'"):
+            lab.store.deactivate(m.id, "x", user_id=None)  # type: ignore[arg-type]
+        with pytest.raises(InvalidInputError, match="'user_id'"):
+            lab.chats.delete(chat.id, user_id=None)  # type: ignore[arg-type]
+        for call in (
+            lambda: lab.store.get(m.id, user_id="bob"),
+            lambda: lab.store.deactivate(m.id, "x", user_id="bob"),
+            lambda: lab.store.reactivate(m.id, "x", user_id="bob"),
+            lambda: lab.chats.delete(chat.id, user_id="bob"),
+        ):
+            with pytest.raises(NotFoundError):
+                call()
+        assert lab.store.get(m.id, user_id="alice").is_active
+        assert [c.id for c in lab.chats.list("alice")] == [chat.id]
+        # the owner can
+        assert not lab.store.deactivate(m.id, "non più valido", user_id="alice").is_active
+        lab.chats.delete(chat.id, user_id="alice")
+        assert lab.chats.list("alice") == []

@@ -43,7 +43,7 @@ for m in items:
 st.dataframe(pd.DataFrame(rows), hide_index=True, use_container_width=True, key="mem_table")
 
 ids = [m.id for m in items]
-chosen = st.selectbox("View history of memory", ids, format_func=lambda i: f"#{i} {store.get(i).text[:60]}",
+chosen = st.selectbox("View history of memory", ids, format_func=lambda i: f"#{i} {store.get(i, user_id=uid).text[:60]}",
                       key="mem_history_select")
 try:
     chain = store.history(chosen, user_id=uid)

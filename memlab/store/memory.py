@@ -179,7 +179,7 @@ class MemoryStore:
         >>> store = MemoryStore(":memory:", embedder=FakeEmbedder())
         >>> v1 = store.add("u1", "Chiamami Zhang San", key="preferred_name", confidence=0.9)
         >>> v2 = store.add("u1", "Chiamami Li Si", key="preferred_name", confidence=0.85)
-        >>> v2.is_active, store.get(v1.id).superseded_by == v2.id
+        >>> v2.is_active, store.get(v1.id, user_id="u1").superseded_by == v2.id
         (True, True)
         >>> [m.version for m in store.history(v1.id)]
         [1, 2]
@@ -512,7 +512,7 @@ class MemoryStore:
         self._dirty = True
         self._invalidate(user_id)
         # the returned items reflect the final state (a later item of the same call may supersede an earlier one)
-        return [self.get(m.id) for m in out] if len(out) > 1 else out
+        return [self.get(m.id, user_id=user_id) for m in out] if len(out) > 1 else out
 
     def _validate_spec(self, it: str | Mapping[str, Any], owner: str) -> dict[str, Any]:
         spec: dict[str, Any] = {"text": it} if isinstance(it, str) else dict(it)
@@ -659,7 +659,7 @@ class MemoryStore:
     def _set_active(
         self, id_: int, active: bool, *, event: str, actor: str, user_id: str | None, **details: Any
     ) -> MemoryItem:
-        item = self.get(id_, user_id=user_id)
+        item = self._get(id_, user_id=user_id)
         with self.db.transaction():
             if active:
                 self.db.execute(
@@ -672,24 +672,30 @@ class MemoryStore:
                 )
             self._event(item.id, item.chain_id, item.user_id, event, actor, **details)
         self._invalidate(item.user_id)
-        return self.get(item.id)
+        return self.get(item.id, user_id=item.user_id)
 
     def deactivate(
-        self, id: int, reason: str, *, actor: str = "user", user_id: str | None = None, **details: Any
+        self, id: int, reason: str, *, actor: str = "user", user_id: str, **details: Any
     ) -> MemoryItem:
-        """Mark a memory inactive (kept, never deleted); the reason goes to its event log.
+        """Mark a memory of ``user_id`` inactive (kept, never deleted); the reason goes to its event log.
 
         Raises:
-            NotFoundError: unknown id (or not ``user_id``'s).
+            NotFoundError: unknown id, or not ``user_id``'s (the owner is required).
         """
+        user_id = check_user_id(user_id, owner="MemoryStore.deactivate")
         return self._set_active(
             id, False, event="deactivated", actor=actor, user_id=user_id, reason=reason, **details
         )
 
     def reactivate(
-        self, id: int, reason: str, *, actor: str = "user", user_id: str | None = None, **details: Any
+        self, id: int, reason: str, *, actor: str = "user", user_id: str, **details: Any
     ) -> MemoryItem:
-        """Make an inactive memory active again (e.g. the user chose the older value)."""
+        """Make an inactive memory of ``user_id`` active again (e.g. the user chose the older value).
+
+        Raises:
+            NotFoundError: unknown id, or not ``user_id``'s (the owner is required).
+        """
+        user_id = check_user_id(user_id, owner="MemoryStore.reactivate")
         return self._set_active(
             id, True, event="reactivated", actor=actor, user_id=user_id, reason=reason, **details
         )
@@ -698,20 +704,20 @@ class MemoryStore:
         self, id: int, context: str, *, actor: str = "user", user_id: str | None = None, **details: Any
     ) -> MemoryItem:
         """Attach user-provided context to a memory (e.g. "both are true: one is my mother's birthday")."""
-        item = self.get(id, user_id=user_id)
+        item = self._get(id, user_id=user_id)
         context = check_text(
             context, name="context", owner="MemoryStore.annotate", max_chars=self.max_text_chars
         )
         with self.db.transaction():
             self.db.execute("UPDATE memories SET context = ? WHERE id = ?", (context, item.id))
             self._event(item.id, item.chain_id, item.user_id, "annotated", actor, context=context, **details)
-        return self.get(item.id)
+        return self.get(item.id, user_id=item.user_id)
 
     def clear_context(
         self, id: int, *, actor: str = "user", user_id: str | None = None, **details: Any
     ) -> MemoryItem:
         """Remove the user-provided context of a memory (e.g. when a resolution is undone); logged as an event."""
-        item = self.get(id, user_id=user_id)
+        item = self._get(id, user_id=user_id)
         with self.db.transaction():
             self.db.execute("UPDATE memories SET context = NULL WHERE id = ?", (item.id,))
             self._event(
@@ -723,27 +729,32 @@ class MemoryStore:
                 previous=item.context,
                 **details,
             )
-        return self.get(item.id)
+        return self.get(item.id, user_id=item.user_id)
 
     def record_event(
         self, id: int, event: str, *, actor: str, user_id: str | None = None, **details: Any
     ) -> None:
         """Append an event to a memory's log (used by services, e.g. a contradiction resolution)."""
-        item = self.get(id, user_id=user_id)
+        item = self._get(id, user_id=user_id)
         with self.db.transaction():
             self._event(item.id, item.chain_id, item.user_id, event, actor, **details)
 
     # ------------------------------------------------------------------ reads
-    def get(self, id: int, *, user_id: str | None = None) -> MemoryItem:
-        """The memory with this id (active or not).
+    def get(self, id: int, *, user_id: str) -> MemoryItem:
+        """The memory with this id (active or not) of ``user_id``.
 
         Args:
             id: memory id.
-            user_id: when given, an id owned by another user raises :class:`NotFoundError` too.
+            user_id: the owner (required): an id owned by another user raises :class:`NotFoundError`, exactly
+                like an unknown one. Code that already knows the owner (the agent, the checker) passes it.
 
         Raises:
-            NotFoundError: unknown id.
+            NotFoundError: unknown id, or another user's.
+            InvalidInputError: bad ``user_id``.
         """
+        return self._get(id, user_id=check_user_id(user_id, owner="MemoryStore.get"))
+
+    def _get(self, id: int, *, user_id: str | None) -> MemoryItem:
         id = check_id(id, kind="memory")
         row = self.db.query_one(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (id,))
         if row is None or (user_id is not None and row["user_id"] != user_id):
@@ -770,7 +781,7 @@ class MemoryStore:
 
     def history(self, id: int, *, user_id: str | None = None) -> list[MemoryItem]:
         """The whole version chain of ``id`` (from any member), oldest first."""
-        item = self.get(id, user_id=user_id)
+        item = self._get(id, user_id=user_id)
         rows = self.db.query(
             f"SELECT {_COLUMNS} FROM memories WHERE chain_id = ? ORDER BY version, id", (item.chain_id,)
         )
@@ -778,7 +789,7 @@ class MemoryStore:
 
     def events(self, id: int, *, user_id: str | None = None, chain: bool = True) -> list[MemoryEvent]:
         """The audit log of a memory (``chain=True``: of its whole version chain), oldest first."""
-        item = self.get(id, user_id=user_id)
+        item = self._get(id, user_id=user_id)
         if chain:
             rows = self.db.query(
                 "SELECT * FROM memory_events WHERE chain_id = ? OR memory_id = ? ORDER BY id",

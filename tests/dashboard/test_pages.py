@@ -61,7 +61,7 @@ def test_bell_badge_and_resolve_click_changes_the_store(app, demo_db):
         resolved = [n for n in lab.notifications.list("u1", include_resolved=True) if n.choice == "B"]
         assert resolved
         first, second = resolved[0].memory_ids
-        assert lab.store.get(second).is_active and not lab.store.get(first).is_active
+        assert lab.store.get(second, user_id="u1").is_active and not lab.store.get(first, user_id="u1").is_active
     finally:
         lab.close()
 

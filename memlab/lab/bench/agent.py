@@ -150,7 +150,7 @@ def run_agent_bench(
                     r = assistant.respond("bench-user", m)
                     if mode == "inline_check":
                         for mid in r.memory_ids:
-                            for c in checker.check(store.get(mid)).contradictions:
+                            for c in checker.check(store.get(mid, user_id="bench-user")).contradictions:
                                 svc.create_contradiction("bench-user", c)
                             n_checks += 1
                     lat.append((time.perf_counter() - t) * 1000)
