@@ -2,7 +2,8 @@
 
 Run with ``make dashboard`` (``streamlit run dashboard/app.py``). Pages are thin views over memlab's public API;
 the database and the user are chosen in the sidebar. On first start a demo database is built from a scripted
-Italian/English conversation, so a newcomer sees real data at once.
+Italian/English conversation, so a newcomer sees real data at once (a status box shows the progress while the
+demo is built and the models load; it happens once per process).
 """
 
 from __future__ import annotations
@@ -17,19 +18,24 @@ sys.path.insert(0, str(Path(__file__).parent))
 from common import header_with_bell, sidebar  # noqa: E402
 
 st.set_page_config(page_title="memlab", page_icon="🧠", layout="wide")
-sidebar()
-header_with_bell()
 
 HERE = Path(__file__).parent / "views"
+PAGES = {
+    "notifications": st.Page(HERE / "notifications.py", title="Notifiche", icon="🔔", url_path="notifications"),
+    "history": st.Page(HERE / "history.py", title="Cronologia versioni", icon="🕘", url_path="history"),
+}
 nav = st.navigation(
     {
-        "Assistant": [
+        "Assistente": [
             st.Page(HERE / "chat.py", title="Chat", icon="💬", default=True, url_path="chat"),
-            st.Page(HERE / "chats.py", title="Chats", icon="🗂️", url_path="chats"),
-            st.Page(HERE / "notifications.py", title="Notifications", icon="🔔", url_path="notifications"),
+            st.Page(HERE / "chats.py", title="Chat salvate", icon="🗂️", url_path="chats"),
+            PAGES["notifications"],
         ],
-        "Memory": [st.Page(HERE / "memory.py", title="Memory & versions", icon="🧠", url_path="memory")],
-        "Evaluation": [st.Page(HERE / "eval_runs.py", title="Eval runs", icon="📊", url_path="eval")],
+        "Memoria": [st.Page(HERE / "memory.py", title="Memorie e versioni", icon="🧠", url_path="memory"),
+                   PAGES["history"]],
+        "Valutazione": [st.Page(HERE / "eval_runs.py", title="Valutazioni (eval)", icon="📊", url_path="eval")],
     }
 )
+sidebar()
+header_with_bell(PAGES["notifications"])
 nav.run()

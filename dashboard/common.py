@@ -7,6 +7,8 @@ bad input) and shown to the user; anything else is a bug and surfaces as such.
 from __future__ import annotations
 
 import os
+import re
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,29 +26,82 @@ def default_runs() -> str:
     return os.environ.get("MEMLAB_DASHBOARD_RUNS", "runs")
 
 
-@st.cache_resource(show_spinner="Opening the memory database…")
-def open_services(db_path: str) -> Any:
-    """One set of services (store, notifications, chats, assistant) per database file, shared across reruns."""
-    from memlab.app import open_memlab
-    from memlab.demo import ensure_demo_db
+@st.cache_resource(show_spinner=False)
+def _opened() -> dict[str, Any]:
+    """Process-wide registry: database path -> its opened services. Models load once per process, not per session."""
+    return {}
 
-    ensure_demo_db(db_path)  # builds the scripted demo only when the file does not exist
-    return open_memlab(db_path)
+
+@st.cache_resource(show_spinner=False)
+def _open_lock() -> threading.Lock:
+    return threading.Lock()
+
+
+def open_services(db_path: str) -> Any:
+    """One set of services (store, notifications, chats, assistant) per database file, shared across reruns and
+    sessions. The first call shows its progress (building the demo, loading the embedder and the judge) in a status
+    box on the page; later calls return the cached services at once."""
+    opened = _opened()
+    if db_path in opened:
+        return opened[db_path]
+    lock = _open_lock()
+    if not lock.acquire(blocking=False):
+        with st.spinner("Un'altra sessione sta caricando i modelli di memlab, attendo…"):
+            lock.acquire()
+    try:
+        if db_path not in opened:  # (another session may have finished loading while this one waited)
+            box = st.empty()
+            with box.status("⏳ Preparo memlab: carico i modelli (solo al primo avvio)…", expanded=True) as status:
+                opened[db_path] = _load(db_path, status)
+            box.empty()
+    finally:
+        lock.release()
+    return opened[db_path]
+
+
+def _load(db_path: str, status: Any) -> Any:
+    """Open the database (building the demo on first start, one step per scripted turn) and warm the models up."""
+    from memlab.app import open_memlab
+    from memlab.demo import DEMO_SCRIPT, ensure_demo_db
+
+    if Path(db_path).exists() or os.environ.get("MEMLAB_DASHBOARD_EMPTY") == "1":
+        ensure_demo_db(db_path)  # an empty database when asked for one; nothing when the file exists
+        status.write(f"Apro il database `{db_path}`…")
+        lab = open_memlab(db_path)
+        status.write("Carico il modello di embedding…")
+        lab.store.embedder.embed(["riscaldamento"])  # the lazy model load happens here, not inside the first turn
+        if lab.checker is not None:
+            status.write("Carico il giudice delle contraddizioni…")
+            lab.checker.judge.judge([("riscaldamento", "riscaldamento")])
+    else:  # first start: replay the demo conversation through the real pipeline (as memlab.demo.build_demo does)
+        Path(db_path).parent.mkdir(parents=True, exist_ok=True)
+        status.write(f"Creo il database dimostrativo `{db_path}` con una conversazione di prova "
+                     "(carica anche l'embedder e il giudice)…")
+        lab = open_memlab(db_path)
+        bar = status.progress(0.0)
+        for i, (user, message) in enumerate(DEMO_SCRIPT, 1):
+            lab.turn(user, message)
+            bar.progress(i / len(DEMO_SCRIPT), text=f"{i}/{len(DEMO_SCRIPT)} · {user}: «{message}»")
+        lab.store.flush()
+    status.update(label="memlab è pronto", state="complete", expanded=False)
+    return lab
 
 
 def sidebar() -> None:
-    """Database path and user selection (stored in ``st.session_state``)."""
+    """Database path and user selection (stored in ``st.session_state``). The services open in the main area, so
+    the first start's progress box is where the user looks."""
     with st.sidebar:
-        st.markdown("### 🧠 memlab")
+        st.markdown("### 🧠 memlab")  # the only brand line (the page title is not repeated in the sidebar)
         db = st.text_input("Database", value=st.session_state.get("db_path", default_db()), key="db_path_input")
-        st.session_state["db_path"] = db
-        svc = open_services(db)
+    st.session_state["db_path"] = db
+    svc = open_services(db)
+    with st.sidebar:
         users = svc.store.users() or ["u1"]
         current = st.session_state.get("user_id", users[0])
         if current not in users:
             users = [current, *users]
-        st.session_state["user_id"] = st.selectbox("User", users, index=users.index(current), key="user_select")
-        st.text_input("Runs directory", value=default_runs(), key="runs_dir")
+        st.session_state["user_id"] = st.selectbox("Utente", users, index=users.index(current), key="user_select")
+        st.text_input("Cartella dei run", value=default_runs(), key="runs_dir")
 
 
 def services() -> Any:
@@ -59,29 +114,111 @@ def user_id() -> str:
     return str(st.session_state.get("user_id", "u1"))
 
 
-def header_with_bell() -> None:
-    """The bell (🔔) with the pending-notification badge, in the header of every page."""
+def pending_label(n: int) -> str:
+    """The bell's words for ``n`` pending notifications, in Italian (the demo user's language)."""
+    if n == 0:
+        return "Nessuna notifica in sospeso"
+    return "1 notifica in sospeso" if n == 1 else f"{n} notifiche in sospeso"
+
+
+def header_with_bell(notifications_page: Any) -> None:
+    """The bell (🔔) with the pending-notification badge, top right on every page; a click opens the
+    notifications page (``notifications_page``, an ``st.Page``)."""
     n = services().notifications.count(user_id())
-    badge = f"<span class='memlab-badge' data-testid='bell-badge'>{n}</span>" if n else ""
     st.markdown(
-        "<style>.memlab-bell{position:fixed;top:0.55rem;right:8.5rem;z-index:999991;font-size:1.5rem}"
-        ".memlab-badge{background:#d62728;color:white;border-radius:10px;padding:0 7px;"
-        "font-size:0.8rem;margin-left:2px;vertical-align:top}</style>"
-        f"<div class='memlab-bell' title='{n} pending notifications'>🔔{badge}</div>",
+        "<style>.st-key-memlab_bell{position:fixed;top:0.45rem;right:9rem;z-index:999991;width:auto}"
+        ".st-key-memlab_bell a{padding:0.1rem 0.6rem;border:1px solid rgba(128,128,128,0.35);border-radius:1rem}</style>",
         unsafe_allow_html=True,
     )
+    label = f":red-badge[**{n}**]" if n else ":gray-badge[0]"  # the page's own icon is the bell
+    with st.container(key="memlab_bell"):
+        st.page_link(notifications_page, label=label, help=f"{pending_label(n)}: apri le notifiche")
 
 
 def ago(dt: datetime | None, now: datetime | None = None) -> str:
-    """Relative time, as memory UIs show it: "just now", "2m ago", "3h ago", "5d ago"."""
+    """Relative time, as memory UIs show it, in Italian: "adesso", "2 min fa", "3 h fa", "5 g fa"."""
     if dt is None:
         return "—"
     now = now or datetime.now(UTC)
     s = max(0, int((now - dt).total_seconds()))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+    for unit, size in (("g", 86400), ("h", 3600), ("min", 60)):
         if s >= size:
-            return f"{s // size}{unit} ago"
-    return "just now"
+            return f"{s // size} {unit} fa"
+    return "adesso"
+
+
+def fmt_dt(dt: datetime | None, *, seconds: bool = False) -> str:
+    """An absolute timestamp readable by an Italian user: ``25/11/2026 02:41 UTC`` (``02:41:07`` with seconds)."""
+    if dt is None:
+        return "—"
+    if dt.tzinfo is not None:
+        dt = dt.astimezone(UTC)
+    return dt.strftime("%d/%m/%Y %H:%M:%S UTC" if seconds else "%d/%m/%Y %H:%M UTC")
+
+
+_ISO_DATE = re.compile(r"^(\d{4}|-)-(\d{2})-(\d{2})$")
+
+
+def pretty_value(value: str | None) -> str:
+    """A slot value as the user reads it: ISO dates become ``12/07/1990`` (``15/08`` when the year is unknown)."""
+    if not value:
+        return "—"
+    m = _ISO_DATE.match(value)
+    if not m:
+        return value
+    year, month, day = m.groups()
+    return f"{day}/{month}" + (f"/{year}" if year != "-" else "")
+
+
+def status_label(m: Any) -> str:
+    """A memory's status in words: ``Attiva``; ``Superata`` (a later memory replaced it); ``Scartata`` (it lost
+    to an earlier one: more confident, or chosen by the user); ``Disattivata`` (switched off, e.g. "cancella
+    entrambe")."""
+    if m.is_active:
+        return "Attiva"
+    if m.superseded_by is None:
+        return "Disattivata"
+    return "Scartata" if m.superseded_by < m.id else "Superata"
+
+
+STATUS_BADGE = {"Attiva": ":green-badge[Attiva]", "Superata": ":orange-badge[Superata]",
+                "Scartata": ":red-badge[Scartata]", "Disattivata": ":gray-badge[Disattivata]"}
+
+
+URGENCY_IT = {"high": "alta", "medium": "media", "low": "bassa"}
+TYPE_IT = {"contradiction": "contraddizione", "event": "evento", "todo": "da fare"}
+STATUS_IT = {"unread": "non letta", "read": "letta", "resolved": "risolta", "dismissed": "archiviata"}
+
+
+def it_label(table: dict[str, str], value: str) -> str:
+    """A notification's urgency, type or status in Italian (unknown values stay as they are)."""
+    return table.get(value, value)
+
+
+CHOICES = {"A": "A) la prima", "B": "B) la seconda", "C": "C) entrambe corrette", "D": "D) cancella entrambe"}
+
+
+def choice_label(choice: str | None) -> str:
+    """A contradiction's answer in words (other notification types keep their label)."""
+    return CHOICES.get(choice or "", choice or "—")
+
+
+def timeline_figure(chain: list[Any]) -> Any:
+    """The versions of one chain, evenly spaced in order (versions written seconds apart stay apart), each
+    labelled with its version and date; colour is the status, height the confidence, arrows what superseded what."""
+    import plotly.graph_objects as go
+
+    x = [f"v{m.version}<br>{fmt_dt(m.created_at, seconds=True)}" for m in chain]
+    colours = {"Attiva": "#2ca02c", "Superata": "#ff7f0e", "Scartata": "#d62728", "Disattivata": "#7f7f7f"}
+    fig = go.Figure(go.Scatter(
+        x=x, y=[m.confidence for m in chain], mode="lines+markers+text",
+        text=[f"{status_label(m)}: {pretty_value(m.value) if m.value else m.text[:30]}" for m in chain], textposition="top center",
+        marker=dict(size=16, color=[colours[status_label(m)] for m in chain]), line=dict(color="#bbbbbb"),
+        hovertext=[f"#{m.id} {m.text}" for m in chain], hoverinfo="text", name="versioni"))
+    fig.update_layout(height=300, xaxis_title="versione e data di creazione", yaxis_title="confidenza",
+                      yaxis_range=[0, 1.25], xaxis_type="category", showlegend=False,
+                      margin=dict(l=10, r=10, t=30, b=10))
+    return fig
 
 
 def resolution_controls(n: Any, *, key_prefix: str) -> None:
@@ -95,7 +232,7 @@ def resolution_controls(n: Any, *, key_prefix: str) -> None:
     note = st.text_input("Contesto (per C)", key=f"{key_prefix}_note_{n.id}")
     cols = st.columns(4)
     for col, choice in zip(cols, "ABCD", strict=True):
-        if col.button(choice, key=f"{key_prefix}_{choice}_{n.id}", use_container_width=True):
+        if col.button(choice, key=f"{key_prefix}_{choice}_{n.id}", width="stretch"):
             try:
                 services().notifications.resolve(n.id, choice, note or None, user_id=user_id())
             except MemlabError as exc:

@@ -56,6 +56,7 @@ from memlab.notify.records import Notification, NotificationType
 from memlab.notify.service import NotificationService
 from memlab.records import IntegrityResult, MemoryItem, Urgency
 from memlab.store.memory import MemoryStore
+from memlab.text import detect_lang, messages, one_line
 
 __all__ = [
     "BackgroundAgent",
@@ -274,6 +275,7 @@ class BackgroundAgent:
         self.clock = clock or _utcnow
         self.db = store.db
         self.db.migrate("agent", SCHEMA)
+        store.track_checks = True  # from now on every new memory waits in the outbox until its check is queued
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake: asyncio.Event | None = None
@@ -311,15 +313,35 @@ class BackgroundAgent:
         """
         user_id = check_user_id(user_id, owner="BackgroundAgent.process_new_knowledge")
         self.store.get(memory_id, user_id=user_id)
+        with self.db.transaction():
+            job_id = self._enqueue(user_id, int(memory_id))
+        self._poke()
+        return job_id
+
+    def _enqueue(self, user_id: str, memory_id: int) -> int:
+        """Queue one check and take its memory out of the store's outbox (inside the caller's transaction)."""
         now = _ts(self.clock())
         cur = self.db.execute(
             "INSERT INTO agent_queue(user_id, memory_id, kind, status, attempts, next_at, created_at) "
             "VALUES (?, ?, 'integrity', 'pending', 0, ?, ?)",
-            (user_id, int(memory_id), now, now),
+            (user_id, memory_id, now, now),
         )
-        job_id = int(cur.lastrowid or 0)
-        self._poke()
-        return job_id
+        self.store.mark_checked_queued([memory_id])
+        return int(cur.lastrowid or 0)
+
+    def enqueue_unchecked(self) -> int:
+        """Queue a check for every memory left in the store's outbox (stored, but its check never queued: the
+        process died between the two). Called at start; returns how many were queued."""
+        n = 0
+        while batch := self.store.unchecked():
+            with self.db.transaction():
+                for memory_id, user_id in batch:
+                    self._enqueue(user_id, memory_id)
+            n += len(batch)
+        if n:
+            log.info("agent: queued %d check(s) of memories stored by a process that died before queueing them", n)
+            self._poke()
+        return n
 
     def _poke(self) -> None:
         loop, wake = self._loop, self._wake
@@ -433,6 +455,17 @@ class BackgroundAgent:
         return max(0.0, (datetime.fromisoformat(r["t"]) - self.clock()).total_seconds())
 
     # ------------------------------------------------------------------ running one job
+    def _explicit_update(self, user_id: str, c: Any) -> str | None:
+        """The "updated" notice when the new memory explicitly corrects the version it replaced in its slot
+        ("Anzi, chiamami Li Si"); ``None`` when the pair is a real doubt to ask about."""
+        new = self.store.get(int(c.memory_id), user_id=user_id)
+        old = self.store.get(int(c.other_id), user_id=user_id)
+        if new.key is None or old.key != new.key or old.superseded_by != new.id:
+            return None
+        if not self.store.is_correction(new.id, user_id=user_id):
+            return None
+        return messages(detect_lang(new.text))["updated"].format(new=one_line(new.text), old=one_line(old.text))
+
     def run_job(self, job: Job) -> dict[str, Any]:
         """Run one check synchronously and create its notifications (used by the worker; handy in tests)."""
         item = self.store.get(job.memory_id, user_id=job.user_id)
@@ -448,7 +481,15 @@ class BackgroundAgent:
                 skipped += 1
                 log.warning("agent: job %d: contradiction with a memory outside user %r skipped", job.id, job.user_id)
                 continue
-            n = self.notifications.create_contradiction(job.user_id, c, source=f"agent:job:{job.id}")
+            update = self._explicit_update(job.user_id, c)
+            if update is not None:
+                n = self.notifications.create(NotificationType.EVENT, Urgency.LOW, update, job.user_id,
+                                              payload={"kind": "updated", "old_id": int(c.other_id),
+                                                       "new_id": int(c.memory_id)},
+                                              dedupe_key=f"updated:{c.other_id}:{c.memory_id}",
+                                              source=f"agent:job:{job.id}")
+            else:
+                n = self.notifications.create_contradiction(job.user_id, c, source=f"agent:job:{job.id}")
             created.append(n.id)
         return {"has_contradiction": bool(result.has_contradiction), "n_contradictions": len(result.contradictions),
                 "notification_ids": created, "n_candidates": int(result.n_candidates), "skipped": skipped}
@@ -499,6 +540,7 @@ class BackgroundAgent:
         self._stop_event = asyncio.Event()
         self._executor = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="memlab-agent")
         self.recover()
+        self.enqueue_unchecked()
         self._tasks = [asyncio.create_task(self._worker(i), name=f"memlab-agent-{i}") for i in range(self.concurrency)]
         self._tasks.append(asyncio.create_task(self._periodic_loop(), name="memlab-agent-periodic"))
 

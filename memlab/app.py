@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -87,6 +88,7 @@ class Memlab:
     agent: BackgroundAgent | None
     assistant: Assistant
     settings: Settings = field(default_factory=Settings)
+    _turn_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> Memlab:
@@ -121,22 +123,25 @@ class Memlab:
         """One assistant turn; with ``wait`` the turn's background checks finish before this returns.
 
         Works in a plain script and inside a running event loop (a Jupyter cell): there the turn runs on a
-        worker thread with its own loop.
+        worker thread with its own loop. Turns from several threads on one object (a dashboard) run one at a
+        time: each owns the agent for its duration.
 
         Returns:
             The :class:`~memlab.assistant.AssistantResponse`; ``notifications_count`` is the badge after the checks.
         """
-        coro = self.turn_async(user_id, message, chat_id=chat_id, wait=wait, timeout=timeout)
+        def run() -> AssistantResponse:
+            with self._turn_lock:
+                resp, _ = asyncio.run(self.turn_async(user_id, message, chat_id=chat_id, wait=wait, timeout=timeout))
+            return resp
+
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            resp, _ = asyncio.run(coro)
-            return resp
+            return run()
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="memlab-turn") as pool:
-            resp, _ = pool.submit(asyncio.run, coro).result()
-        return resp
+            return pool.submit(run).result()
 
     async def turn_async(self, user_id: str, message: str, *, chat_id: str | None = None, wait: bool = True,
                          timeout: float = 300.0) -> tuple[AssistantResponse, bool]:
@@ -219,6 +224,10 @@ def open_memlab(
     settings = settings or Settings()
     if embedder is None or isinstance(embedder, str):
         embedder = resolve_embedder(embedder or stored_embedder_name(path), settings=settings)
+    if llm is None and settings.llm_backend != "none":
+        from memlab.llm import load_llm
+
+        llm = load_llm(settings)
     judge_obj = None
     if checks:  # a bad judge is refused before the database is touched
         from memlab.judges import resolve_judge
@@ -230,17 +239,18 @@ def open_memlab(
             raise InvalidInputError("judge='none' leaves nothing to check with; open with checks=False instead.")
     store = MemoryStore(path, embedder=embedder, max_text_chars=settings.max_text_chars, reembed=reembed)
     notifications = NotificationService(store)
-    chats = ChatStore(store, summary_window_size=settings.summary_window_size)
+    summarizer = None
+    if llm is not None:  # with a model, compaction summaries and chat themes (and so titles) are written by it
+        from memlab.chats import ExtractiveSummarizer, LLMSummarizer
+
+        summarizer = LLMSummarizer(llm, fallback=ExtractiveSummarizer(embedder))
+    chats = ChatStore(store, summarizer=summarizer, summary_window_size=settings.summary_window_size)
     checker = agent = None
     if checks:
         from memlab.integrity import SemanticIntegrityChecker
 
         checker = SemanticIntegrityChecker(store, judge_obj, settings)
         agent = BackgroundAgent(store, checker, notifications)
-    if llm is None and settings.llm_backend != "none":
-        from memlab.llm import load_llm
-
-        llm = load_llm(settings)
     assistant = Assistant(store, notifications=notifications, agent=agent, llm=llm, chats=chats,
                           lang=lang or settings.lang)
     return Memlab(store=store, notifications=notifications, chats=chats, checker=checker, agent=agent,

@@ -91,8 +91,10 @@ class IngestResult(BaseModel):
 class Ingestor(Protocol):
     """The fact-extraction step of a turn: message in, stored memories out (never runs checks)."""
 
-    def ingest(self, user_id: str, conversation_id: str, message: str, *, turn: int | None = None) -> IngestResult:
-        """Extract facts from ``message`` and store them as memories of ``user_id``."""
+    def ingest(self, user_id: str, conversation_id: str, message: str, *, turn: int | None = None,
+               topic: str | None = None) -> IngestResult:
+        """Extract facts from ``message`` (``topic``: the conversation's current topic) and store them as memories
+        of ``user_id``."""
         ...
 
     def state(self, user_id: str, conversation_id: str) -> IngestResult:
@@ -126,8 +128,9 @@ class SentenceIngestor:
             out.append(s[: self.store.max_text_chars])
         return out
 
-    def ingest(self, user_id: str, conversation_id: str, message: str, *, turn: int | None = None) -> IngestResult:
-        """Store the message's assertive sentences (see the class docstring)."""
+    def ingest(self, user_id: str, conversation_id: str, message: str, *, turn: int | None = None,
+               topic: str | None = None) -> IngestResult:
+        """Store the message's assertive sentences (see the class docstring; ``topic`` is not used)."""
         known = {m.text for m in self.store.list(user_id)}
         source = f"conv:{conversation_id}" + (f"/msg:{turn}" if turn is not None else "")
         items = []
@@ -190,9 +193,11 @@ class ConversationIngestor:
             self._services[user_id] = svc
         return svc
 
-    def ingest(self, user_id: str, conversation_id: str, message: str, *, turn: int | None = None) -> IngestResult:
-        """Run the extractor on ``message``; return the memories it wrote, the fatigue and the prompt block."""
-        res = self._service(user_id).update_after_user_message(conversation_id, message)
+    def ingest(self, user_id: str, conversation_id: str, message: str, *, turn: int | None = None,
+               topic: str | None = None) -> IngestResult:
+        """Run the extractor on ``message`` (with the current topic and the facts already known); return the
+        memories it wrote, the fatigue and the prompt block."""
+        res = self._service(user_id).update_after_user_message(conversation_id, message, topic)
         return IngestResult(memory_ids=[m.id for m in res.memories], fatigue=float(res.memory.fatigue),
                             prompt_block=self._format(res.memory, self.lang), extractor=self.name)
 
@@ -222,7 +227,9 @@ class AssistantResponse(BaseModel):
         job_ids: background checks enqueued for them.
         chat_id: the chat the turn was appended to.
         llm_error: the model's error, when it failed (the turn still completes).
-        kind: ``chat``, ``resolution``, ``offer_shown`` or ``offer_declined``.
+        kind: ``chat``, ``resolution``, ``offer_shown``, ``offer_declined`` or ``chat_switch`` (the message asked to
+            move to another chat: nothing is stored, ``switch`` says what was decided).
+        switch: for ``chat_switch``: ``{"decision": "switch"|"ask"|"none", "topic", "candidates": [...]}``.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -237,7 +244,8 @@ class AssistantResponse(BaseModel):
     job_ids: list[int] = Field(default_factory=list)
     chat_id: str | None = None
     llm_error: str | None = None
-    kind: Literal["chat", "resolution", "offer_shown", "offer_declined"] = "chat"
+    kind: Literal["chat", "resolution", "offer_shown", "offer_declined", "chat_switch"] = "chat"
+    switch: dict[str, Any] | None = None
 
 
 class _Scheduler(Protocol):
@@ -340,8 +348,10 @@ class Assistant:
     ) -> list[dict[str, Any]]:
         """What the model sees for ``message`` : system prompt + conversation-memory block +
         ``build_context`` in one system message, then ``assistant_history``, then the message."""
+        awaiting = {i for n in self.notifications.pending(user_id) if n.type is NotificationType.CONTRADICTION
+                    for i in n.memory_ids}
         ctx = self.store.build_context(user_id, message, project_id=self.project_id, agent_type=self.agent_type,
-                                       k=self.context_k, lang=self.lang)
+                                       k=self.context_k, lang=self.lang, awaiting=awaiting)
         system = "\n\n".join(p for p in (self.system_prompt, prompt_block.strip(), ctx) if p)
         return [{"role": "system", "content": system}, *self._history(user_id, chat_id),
                 {"role": "user", "content": message}]
@@ -370,7 +380,7 @@ class Assistant:
         chat_id = self._chat_id(user_id, chat_id)
         conv = self._conversation_id(user_id, chat_id)
 
-        special = self._answer(user_id, message, chat_id)
+        special = self._answer(user_id, message, chat_id) or self._switch(user_id, message, chat_id)
         if special is not None:
             return special
         # an offer not answered by this message has expired: it stays in the bell, it is not offered again
@@ -384,10 +394,11 @@ class Assistant:
         fatigue = state.fatigue or 0.0
 
         # 2. extraction into the store (never waits for checks)
-        n_turn = None
+        n_turn = topic = None
         if self.chats is not None and chat_id is not None:
-            n_turn = len(self.chats.get(chat_id, user_id=user_id).full_history)
-        ingest = self.ingestor.ingest(user_id, conv, message, turn=n_turn)
+            chat = self.chats.get(chat_id, user_id=user_id)
+            n_turn, topic = len(chat.full_history), chat.title  # the chat's title is its current topic
+        ingest = self.ingestor.ingest(user_id, conv, message, turn=n_turn, topic=topic)
         if ingest.fatigue is not None:
             fatigue = ingest.fatigue
         plan = plan_turn(pending, fatigue=fatigue, max_high=self.max_high_per_turn)
@@ -440,6 +451,32 @@ class Assistant:
             log.warning("assistant: the LLM failed: %s", exc)
             err = f"{type(exc).__name__}: {exc}"
             return messages(self.lang)["llm_failed"].format(err=err), err
+
+    def _switch(self, user_id: str, message: str, chat_id: str | None) -> AssistantResponse | None:
+        """A request to move to another chat ("Passiamo alla chat in cui parlavamo del viaggio a Tokyo"): switch
+        when one chat clearly matches, ask with the candidates when several do, say so when none does. The
+        request is not a fact about the user: nothing is stored."""
+        from memlab.chats.switch import switch_request
+
+        topic = switch_request(message) if self.chats is not None else None
+        if topic is None or self.chats is None:
+            return None
+        sw = self.chats.search(user_id, topic, k=3)
+        t = messages(self.lang)
+        cands = [{"chat_id": c.id, "title": c.title, "score": round(float(sc), 4)} for c, sc in sw.candidates]
+        if sw.decision == "switch" and sw.chat_id is not None:
+            target = sw.chat_id
+            text = t["switched"].format(title=self.chats.get(target, user_id=user_id).title or topic)
+        elif sw.decision == "ask":
+            target = chat_id
+            options = "\n".join(f"{i}) «{c['title'] or c['chat_id']}»" for i, c in enumerate(cands, 1))
+            text = t["switch_ask"].format(topic=topic) + "\n" + options
+        else:
+            target, text = chat_id, t["switch_none"].format(topic=topic)
+        return AssistantResponse(
+            response=text, notifications_count=self.notifications.count(user_id), chat_id=target,
+            kind="chat_switch", switch={"decision": sw.decision, "topic": topic, "candidates": cands},
+        )
 
     def _answer(self, user_id: str, message: str, chat_id: str | None) -> AssistantResponse | None:
         """Handle a message that answers a contradiction or a MEDIUM offer; None if it is a normal message."""

@@ -339,8 +339,7 @@ def test_periodic_registry_and_hooks(store):
 @pytest.mark.slow
 def test_agent_bench_tiny_run(tmp_path):
     """`memlab bench agent` end to end on 4 messages (real MiniLM, real extraction and detector)."""
-    import json
-
+    from memlab.eval.runs import load_run
     from memlab.lab.bench.agent import run_agent_bench
 
     res = run_agent_bench(4, judge="lexical", out=str(tmp_path), modes=("no_agent", "with_agent"))
@@ -350,5 +349,8 @@ def test_agent_bench_tiny_run(tmp_path):
     w = res.runs["with_agent"]
     assert w["checks_total"] == w["memories"]  # every stored memory was checked
     assert w["checks_done_during_ingest"] + w["checks_queued_at_end_of_ingest"] == w["checks_total"]
-    assert json.loads((tmp_path / "bench.json").read_text())["n_messages"] == 4
+    run = load_run(tmp_path)  # an eval run: `memlab eval show/compare` read it
+    assert run.spec.task == "bench-agent" and run.spec.n == 4
+    assert run.metric("with_agent.checks_total") == w["checks_total"]
+    assert len([e for e in run.examples() if e.group == "with_agent"]) == 4
     assert "| turn_p50_ms |" in res.to_markdown()

@@ -87,3 +87,34 @@ def test_turn_works_inside_a_running_event_loop(tmp_path) -> None:
             return lab.turn("u1", "Il mio compleanno è il 15 agosto").notifications_count
 
     assert asyncio.run(cell()) >= 1
+
+
+def test_with_a_model_the_summaries_and_titles_are_written_by_it(tmp_path) -> None:
+    """A configured LLM backend writes compaction summaries and chat themes (the title comes from the theme);
+    checked against the fake Ollama server on loopback."""
+    from memlab.llm import OllamaLLM
+    from memlab.llm.fake_server import FakeLLMServer, ollama_answer
+
+    def answer(body: dict) -> object:
+        system = body["messages"][0]["content"]
+        if system.startswith("You compact"):
+            return ollama_answer("L'utente pianifica un viaggio a Tokyo a maggio e sceglie il JR pass.")
+        if system.startswith("Describe in one to three"):
+            return ollama_answer("Viaggio a Tokyo: voli, hotel e JR pass.")
+        return ollama_answer("Va bene.")
+
+    with FakeLLMServer() as srv:
+        srv.respond("/api/chat", answer)
+        llm = OllamaLLM(model="fake", base_url=srv.url, backoff_s=0.0)
+        with open_memlab(tmp_path / "l.db", embedder=FakeEmbedder(), judge=ScriptedJudge(), llm=llm) as lab:
+            assert type(lab.chats.summarizer).__name__ == "LLMSummarizer"
+            chat = lab.chats.create("u1")
+            turns = [{"role": "user" if i % 2 == 0 else "model", "parts": [{"text": f"Tokyo, giorno {i}: JR pass?"}]}
+                     for i in range(35)]
+            chat = lab.chats.append(chat.id, turns, user_id="u1")
+            head = chat.assistant_history[0]["parts"][0]["text"]
+            assert "L'utente pianifica un viaggio a Tokyo" in head  # the model's compaction summary
+            assert chat.summary_text == "Viaggio a Tokyo: voli, hotel e JR pass."
+            assert chat.title and "Tokyo" in chat.title
+        systems = [b["messages"][0]["content"][:20] for b in srv.posted("/api/chat")]
+        assert any(s.startswith("You compact") for s in systems) and any(s.startswith("Describe") for s in systems)

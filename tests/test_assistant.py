@@ -27,7 +27,7 @@ class StubIngestor:
         self.store, self.facts, self.fatigue = store, facts, fatigue
         self.block = "## INFORMAZIONI GIÀ RACCOLTE\n- (stub)"
 
-    def ingest(self, user_id, conversation_id, message, *, turn=None):
+    def ingest(self, user_id, conversation_id, message, *, turn=None, topic=None):
         ids = [self.store.add(user_id, text, key=key, value=value, source=f"conv:{conversation_id}").id
                for text, key, value in self.facts.get(message, [])]
         return IngestResult(memory_ids=ids, fatigue=self.fatigue, prompt_block=self.block, extractor="stub")
@@ -77,10 +77,10 @@ def test_seed_flow_high_block_before_reply_and_resolution(env):
     assert len(r1.job_ids) == len(r2.job_ids) == 1
     # the contradiction found after turn 2 is shown at turn 3, before the reply
     assert r2.high_urgency_notifications == []
-    assert r3.response.startswith("[⚠️ CONTRADDIZIONE RILEVATA]")
+    assert r3.response.startswith("[⚠️ IMPORTANTE] Ho notato una contraddizione")
     assert r3.response.endswith("(nessun modello configurato)")
-    for needle in ("12 luglio 1990", "15 agosto", "A) la prima", "B) la seconda",
-                   "C) entrambe corrette (spiega il contesto)", "D) cancella entrambe"):
+    for needle in ("12 luglio 1990", "15 agosto", "- A) La prima", "- B) La seconda",
+                   "- C) Entrambe sono corrette (spiega il contesto)", "- D) Cancella entrambe"):
         assert needle in r3.response
     assert r3.notifications_count == 1 and len(r3.high_urgency_notifications) == 1
     nid = r3.high_urgency_notifications[0]["id"]
@@ -130,7 +130,7 @@ def test_fatigue_shows_one_high_and_downgrades_medium(env):
     assert svc.count("u1") == 2
     svc.create("event", "medium", "Domani alle 9 hai il volo per Tokyo", "u1")
     (r,) = turns(a, agent, ["boh"])
-    assert len(r.high_urgency_notifications) == 1 and r.response.count("[⚠️ CONTRADDIZIONE RILEVATA]") == 1
+    assert len(r.high_urgency_notifications) == 1 and r.response.count("Ho notato una contraddizione") == 1
     assert r.medium_offer is None and "Vuoi che te la mostri" not in r.response
     assert r.notifications_count == 3
     ing.fatigue = 0.1
@@ -248,7 +248,7 @@ def test_real_extraction_detector_and_minilm(tmp_path, minilm, first, second, ne
     a = Assistant(store, notifications=svc, agent=agent, ingestor=ConversationIngestor(store))
     r1, r2, r3 = turns(a, agent, [first, second, "Che ore sono?"])
     assert r1.memory_ids and r2.memory_ids
-    assert r3.response.startswith("[⚠️ CONTRADDIZIONE RILEVATA]"), r3.response
+    assert r3.response.startswith("[⚠️ IMPORTANTE] Ho notato una contraddizione"), r3.response
     block = r3.response.split("\n\n")[0]
     assert all(n in block for n in needles)
     assert r3.notifications_count >= 1
@@ -259,3 +259,81 @@ def test_real_extraction_detector_and_minilm(tmp_path, minilm, first, second, ne
     (r5,) = turns(a, agent, ["ciao"], user="u2")
     assert r5.notifications_count == 0
     store.close()
+
+
+def test_a_switch_request_is_not_stored_as_a_fact(tmp_path):
+    from memlab.app import open_memlab
+    from memlab.testing import ScriptedJudge
+
+    with open_memlab(tmp_path / "s.db", embedder=FakeEmbedder(), judge=ScriptedJudge()) as lab:
+        lab.turn("u1", "Sto organizzando un viaggio a Tokyo per maggio")
+        before = lab.store.count("u1", include_inactive=True)
+        r = lab.turn("u1", "Passiamo alla chat in cui parlavamo del viaggio a Tokyo")
+        assert r.kind == "chat_switch" and r.switch["topic"] == "viaggio a Tokyo"
+        assert r.switch["decision"] in {"switch", "ask", "none"} and r.memory_ids == []
+        assert lab.store.count("u1", include_inactive=True) == before
+
+
+@pytest.mark.model
+def test_chat_switch_inside_a_turn_with_the_product_embedder(tmp_path):
+    """The seed's own phrase switches to the Tokyo chat (it used to be stored as a fact and searched as 'ask')."""
+    from memlab.app import open_memlab
+    from memlab.testing import ScriptedJudge
+
+    with open_memlab(tmp_path / "s.db", judge=ScriptedJudge(), checks=False) as lab:
+        tokyo = lab.chats.create("u1", "Viaggio a Tokyo", [
+            {"role": "user", "parts": [{"text": "Sto organizzando un viaggio a Tokyo per maggio: voli, hotel e JR pass."}]},
+            {"role": "model", "parts": [{"text": "Per Tokyo a maggio conviene prenotare presto l'hotel a Shinjuku."}]}])
+        lab.chats.create("u1", "Mutuo", [
+            {"role": "user", "parts": [{"text": "Devo scegliere tra mutuo a tasso fisso e variabile per la casa."}]},
+            {"role": "model", "parts": [{"text": "Con i tassi attuali il fisso costa di più ma protegge dai rialzi."}]}])
+        r = lab.turn("u1", "Passiamo alla chat in cui parlavamo del viaggio a Tokyo")
+        assert r.kind == "chat_switch" and r.switch["decision"] == "switch" and r.chat_id == tokyo.id
+        assert r.response == "Ok, torniamo alla chat «Viaggio a Tokyo»."
+        none = lab.turn("u1", "Torniamo alla chat sulla ricetta della carbonara")
+        assert none.kind == "chat_switch" and none.switch["topic"] == "ricetta della carbonara"
+        assert not (none.switch["decision"] == "switch" and none.chat_id == tokyo.id)  # never the Tokyo chat
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "lang_word"),
+    [
+        ("Chiamami Zhang San", "Anzi, chiamami Li Si", "aggiornato"),
+        ("以后请叫我张三", "其实还是叫我李四吧", "更新"),
+        ("Call me Zhang San", "Actually, call me Li Si", "updated"),
+    ],
+)
+def test_an_explicit_correction_is_an_update_not_a_question(tmp_path, first, second, lang_word):
+    """'Anzi, chiamami Li Si' used to raise a HIGH 'which is correct?' (in Italian for a Chinese user)."""
+    from memlab.app import open_memlab
+    from memlab.records import Urgency
+    from memlab.testing import ScriptedJudge
+
+    with open_memlab(tmp_path / "c.db", embedder=FakeEmbedder(), judge=ScriptedJudge(lambda a, b: 0.99)) as lab:
+        lab.turn("u1", first)
+        r = lab.turn("u1", second)
+        names = lab.store.list("u1", key="preferred_name")
+        assert len(names) == 1 and "Li Si" in names[0].text or "李四" in names[0].text  # the update is applied
+        pending = lab.notifications.pending("u1")
+        assert [n.urgency for n in pending] == [Urgency.LOW], [n.content for n in pending]
+        assert lang_word in pending[0].content and r.high_urgency_notifications == []
+        assert lab.store.is_correction(names[0].id)
+
+
+def test_a_provisional_version_is_marked_until_the_user_answers(tmp_path):
+    """Always ask (the user decides) and latest wins (the newer keyed fact is active) at once: the active version
+    is provisional in the model's context until the user's answer, which is final."""
+    from memlab.app import open_memlab
+    from memlab.testing import ScriptedJudge
+
+    judge = ScriptedJudge(lambda a, b: 0.97 if {"luglio", "agosto"} <= set((a + " " + b).split()) else 0.02)
+    with open_memlab(tmp_path / "p.db", embedder=FakeEmbedder(), judge=judge) as lab:
+        lab.turn("u1", "Il mio compleanno è il 12 luglio")
+        lab.turn("u1", "Il mio compleanno è il 15 agosto")
+        (n,) = lab.notifications.pending("u1")
+        system = lab.assistant.compose_messages("u1", "quando è il mio compleanno?")[0]["content"]
+        provisional = [ln for ln in system.splitlines() if "in attesa della conferma" in ln]
+        assert len(provisional) == 1 and "15 agosto" in provisional[0]
+        lab.notifications.resolve(n.id, "B", user_id="u1")
+        system = lab.assistant.compose_messages("u1", "quando è il mio compleanno?")[0]["content"]
+        assert "in attesa della conferma" not in system and "15 agosto" in system

@@ -319,7 +319,9 @@ def test_close_leaves_no_faiss_tmp_when_the_index_cannot_be_written(tmp_path, ca
     db = tmp_path / "m.db"
     st = MemoryStore(db, embedder=FakeEmbedder())
     st.add_many("alice", [f"Ricordo {i}" for i in range(200)])  # ~26 KB of vectors: the write hits the full disk
-    tmp = tmp_path / "m.db.faiss.tmp"
+    import threading
+
+    tmp = tmp_path / f"m.db.faiss.{os.getpid()}.{threading.get_ident()}.tmp"  # FaissIndex.save's temporary file
     if not Path("/dev/full").exists():
         pytest.skip("LOUD SKIP: /dev/full is missing; cannot simulate a full disk for the FAISS file")
     tmp.symlink_to("/dev/full")  # every write of the temporary index file fails with ENOSPC
@@ -330,6 +332,7 @@ def test_close_leaves_no_faiss_tmp_when_the_index_cannot_be_written(tmp_path, ca
     st.close()  # the index is a cache: close logs, cleans up and closes the database anyway
     assert st.db.closed and "rebuilt from SQLite" in caplog.text
     assert not tmp.exists() and not tmp.is_symlink()
+    assert not list(tmp_path.glob("*.tmp"))
     with MemoryStore(db, embedder=FakeEmbedder()) as again:
         assert again.count("alice") == 200 and len(again.index) == 200
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import streamlit as st
-from common import resolution_controls, services, show_flash, user_id
+from common import URGENCY_IT, it_label, resolution_controls, services, show_flash, user_id
 
 from memlab.errors import MemlabError
 
@@ -20,7 +20,7 @@ if chats:
         with st.chat_message(role):
             st.markdown(turn["parts"][0]["text"].replace("\n", "  \n"))
 else:
-    st.caption("No conversation yet for this user: write something below.")
+    st.caption("Ancora nessuna conversazione per questo utente: scrivi qui sotto.")
 
 message = st.chat_input("Scrivi un messaggio…", key="chat_input")
 if message:
@@ -36,5 +36,5 @@ if open_contradictions:
     st.subheader("Quale informazione è corretta?")
     for n in open_contradictions:
         with st.container(border=True):
-            st.markdown(f"**⚠️ {n.content}** · urgenza `{n.urgency.value}`")
+            st.markdown(f"**⚠️ {n.content}** · urgenza {it_label(URGENCY_IT, n.urgency.value)}")
             resolution_controls(n, key_prefix="chat")

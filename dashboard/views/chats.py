@@ -7,12 +7,12 @@ from common import ago, services, user_id
 
 from memlab.errors import MemlabError
 
-st.header("🗂️ Chats")
+st.header("🗂️ Chat salvate")
 lab = services()
 uid = user_id()
 chats = lab.chats.list(uid)
 if not chats:
-    st.info("No chats for this user yet.")
+    st.info("Ancora nessuna chat per questo utente.")
     st.stop()
 
 query = st.text_input("Torna a una chat (es. «la chat in cui parlavamo del viaggio a Tokyo»)", key="chat_search")
@@ -25,21 +25,21 @@ if query:
     else:
         if result.decision == "switch":
             selected = result.chat_id
-            st.success(f"Switched to chat {result.chat_id}.")
+            st.success(f"Passo alla chat {result.chat_id}.")
         elif result.candidates:
             st.warning("Più chat possibili: quale intendi?")
         st.dataframe([{"chat": c.id, "title": c.title, "score": round(s, 3)} for c, s in result.candidates],
-                     hide_index=True, use_container_width=True, key="chat_candidates")
+                     hide_index=True, width="stretch", key="chat_candidates")
 
 ids = [c.id for c in chats]
 if selected not in ids:
     selected = ids[0]
-chat_id = st.selectbox("Chat (by last activity)", ids, index=ids.index(selected),
-                       format_func=lambda i: next(f"{c.title or 'untitled'} · {ago(c.last_activity_at)}"
+chat_id = st.selectbox("Chat (per ultima attività)", ids, index=ids.index(selected),
+                       format_func=lambda i: next(f"{c.title or 'senza titolo'} · {ago(c.last_activity_at)}"
                                                   for c in chats if c.id == i), key="chat_select")
 st.session_state["chat_selected"] = chat_id
 chat = lab.chats.get(chat_id, user_id=uid)
-st.markdown(f"**Title:** {chat.title or '—'}  \n**Summary:** {chat.summary_text or '—'}")
+st.markdown(f"**Titolo:** {chat.title or '—'}  \n**Riassunto:** {chat.summary_text or '—'}")
 left, right = st.columns(2)
 left.subheader(f"full_history ({len(chat.full_history)})")
 right.subheader(f"assistant_history ({len(chat.assistant_history)})")
@@ -48,6 +48,6 @@ for turn in chat.full_history:
 for i, turn in enumerate(chat.assistant_history):
     text = turn["parts"][0]["text"]
     if i == 0 and chat.is_compacted:
-        right.info(f"📝 summary turn: {text}")
+        right.info(f"📝 turno di riassunto: {text}")
     else:
         right.markdown(f"`{turn['role']}` {text}")

@@ -4,38 +4,57 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-from common import ago, resolution_controls, services, show_flash, user_id
+from common import (
+    STATUS_IT,
+    TYPE_IT,
+    URGENCY_IT,
+    ago,
+    choice_label,
+    it_label,
+    pending_label,
+    resolution_controls,
+    services,
+    show_flash,
+    user_id,
+)
 
-st.header("🔔 Notifications")
 lab = services()
 uid = user_id()
+pending = lab.notifications.count(uid)
+st.header(f"🔔 Notifiche ({pending} in sospeso)")
 show_flash()
 
 c1, c2, c3 = st.columns(3)
-urgencies = c1.multiselect("Urgency", ["high", "medium", "low"], default=["high", "medium", "low"], key="ntf_urg")
-types = c2.multiselect("Type", ["contradiction", "event", "todo"], default=["contradiction", "event", "todo"],
-                       key="ntf_type")
-show_resolved = c3.toggle("Show resolved", value=True, key="ntf_resolved")
+urgencies = c1.multiselect("Urgenza", ["high", "medium", "low"], default=["high", "medium", "low"], key="ntf_urg",
+                           format_func=lambda v: it_label(URGENCY_IT, v))
+types = c2.multiselect("Tipo", ["contradiction", "event", "todo"], default=["contradiction", "event", "todo"],
+                       key="ntf_type", format_func=lambda v: it_label(TYPE_IT, v))
+show_resolved = c3.toggle("Mostra le risolte", value=True, key="ntf_resolved")
 
 items = [n for n in lab.notifications.list(uid, include_resolved=show_resolved)
          if n.urgency.value in urgencies and n.type.value in types]
-st.caption(f"{lab.notifications.count(uid)} pending · {len(items)} shown")
+st.markdown(f"**{pending_label(pending)}** · {len(items)} mostrate", help="La campanella in alto conta le notifiche in sospeso.")
 if not items:
-    st.info("No notifications for this user.")
+    st.info("Nessuna notifica per questo utente.")
     st.stop()
 
 for n in items:
-    with st.container(border=True):
-        status = n.status.value + (f" · choice {n.choice}" if n.choice else "")
-        st.markdown(f"**#{n.id} · {n.type.value} · {n.urgency.value}** — {n.content}  \n"
-                    f"<small>{status} · created {ago(n.created_at)}</small>", unsafe_allow_html=True)
+    with st.container(border=True, key=f"ntf_card_{n.id}"):
+        status = it_label(STATUS_IT, n.status.value) + (f" · scelta {choice_label(n.choice)}" if n.choice else "")
+        st.markdown(f"**#{n.id} · {it_label(TYPE_IT, n.type.value)} · urgenza {it_label(URGENCY_IT, n.urgency.value)}**"
+                    f" — {n.content}  \n"
+                    f"<small>{status} · creata {ago(n.created_at)}</small>", unsafe_allow_html=True)
         if n.type.value == "contradiction":
             p = n.payload or {}
             st.dataframe(pd.DataFrame([
-                {"side": "first", "memory": p.get("first", {}).get("id"), "text": p.get("first", {}).get("text")},
-                {"side": "second", "memory": p.get("second", {}).get("id"), "text": p.get("second", {}).get("text")},
-            ]), hide_index=True, use_container_width=True, key=f"ntf_pair_{n.id}")
+                {"lato": "prima", "memoria": p.get("first", {}).get("id"), "testo": p.get("first", {}).get("text")},
+                {"lato": "seconda", "memoria": p.get("second", {}).get("id"), "testo": p.get("second", {}).get("text")},
+            ]), hide_index=True, width="stretch", key=f"ntf_pair_{n.id}")
             if p.get("explanation"):
                 st.caption(p["explanation"])
+            links = st.columns(4)
+            for col, mid in zip(links, n.memory_ids[:2], strict=False):
+                col.page_link("views/history.py", label=f"Cronologia della memoria #{mid}", icon="🕘",
+                              query_params={"memory": str(mid)})
         if n.is_open and n.type.value == "contradiction":
             resolution_controls(n, key_prefix="ntf")

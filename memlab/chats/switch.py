@@ -38,6 +38,7 @@ __all__ = [
     "decide_switch",
     "recency_factor",
     "strip_switch_phrase",
+    "switch_request",
     "switch_score",
 ]
 
@@ -65,7 +66,7 @@ class ChatSwitch:
 # Leading phrases of a switch request, Italian / English / Chinese. Removing them leaves the topic, which is
 # what the chat summaries are about ("la chat in cui parlavamo del viaggio a Tokyo" -> "viaggio a Tokyo").
 _LEAD = [
-    r"(?:ti ricordi |ricordi )?(?:(?:torn(?:iamo|a|are)|riprend(?:iamo|i|ere)|ripart(?:iamo|i)|va(?:i|di)|andiamo|apri|riapri"
+    r"(?:ti ricordi |ricordi )?(?:(?:pass(?:iamo|a|are)|torn(?:iamo|a|are)|riprend(?:iamo|i|ere)|ripart(?:iamo|i)|va(?:i|di)|andiamo|apri|riapri"
     r"|mostrami|fammi vedere|cerca|trova)\s+(?:(?:a|alla|nella|su|sulla|la)\s+)?)?"
     r"(?:(?:la|quella)\s+)?(?:chat|conversazione|discussione)\s+"
     r"(?:(?:in cui|dove|nella quale|di cui|che)\s+)?(?:(?:abbiamo|avevamo|ho|hai)\s+)?"
@@ -80,6 +81,41 @@ _LEAD = [
 ]
 _LEAD_RE = [re.compile("^" + p, re.IGNORECASE) for p in _LEAD]
 _TRAIL_RE = re.compile(r"(?:的(?:那个)?(?:聊天|对话))?[\s?？!.。]*$")
+
+
+# A message that asks to change chat: a verb of moving plus "chat"/"conversation" at its start (a bare mention of
+# "la chat di ieri" is not a request).
+_REQUEST_RE = (
+    re.compile(
+        r"^(?:ti prego,?\s+|per favore,?\s+)?(?:pass(?:iamo|a|are)|torn(?:iamo|a|are)|riprend(?:iamo|i)|vai|andiamo"
+        r"|apri|riapri|riportami|spostiamoci)\s+(?:(?:a|alla|nella|sulla|la|su)\s+)?(?:(?:quella|la)\s+)?"
+        r"(?:chat|conversazione|discussione)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"^(?:let'?s\s+|can we\s+|could we\s+|please\s+)?(?:(?:go|get|come)\s+back|return|switch|jump|move|open)"
+        r"\s+(?:back\s+)?(?:to\s+)?(?:(?:the|that|our)\s+)?(?:chat|conversation|thread)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(r"^(?:请)?(?:回到|切换到|切换回|打开|返回)[^。！？?!]*(?:聊天|对话)"),
+)
+
+
+def switch_request(message: str) -> str | None:
+    """The topic when ``message`` asks to move to another chat, else ``None``.
+
+    Example:
+        >>> switch_request("Passiamo alla chat in cui parlavamo del viaggio a Tokyo")
+        'viaggio a Tokyo'
+        >>> switch_request("Let's go back to the conversation about my marathon training")
+        'my marathon training'
+        >>> switch_request("回到我们讨论东京旅行的聊天"), switch_request("La chat di ieri era divertente")
+        ('东京旅行', None)
+    """
+    text = message.strip()
+    if len(text) > 300 or not any(rx.match(text) for rx in _REQUEST_RE):
+        return None
+    return strip_switch_phrase(text)
 
 
 def strip_switch_phrase(query: str) -> str:

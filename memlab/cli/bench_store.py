@@ -16,7 +16,7 @@ def register(groups: dict[str, Any]) -> None:
     p.add_argument("--embedder", default="minilm", help="embedder name (default minilm)")
     p.add_argument("--db", default=None, help="SQLite path (default: a temp dir)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=None, help="write bench.json here")
+    p.add_argument("--out", default=None, help="write the run here (run.json, examples.jsonl, bench.md)")
     p.set_defaults(func=_run)
 
 
@@ -27,4 +27,6 @@ def _run(args: argparse.Namespace) -> int:
         n=args.memories, n_queries=args.queries, embedder=args.embedder, db_path=args.db, seed=args.seed, out=args.out
     )
     print(result.to_markdown())
+    if args.out:
+        print(f"\nwrote {args.out} (memlab eval show {args.out})")
     return 0

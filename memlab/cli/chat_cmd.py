@@ -55,7 +55,7 @@ def register(groups: dict[str, Any]) -> None:
     p.add_argument("--embedder", default=None, help="embedder name (default: settings)")
     p.add_argument("--judge", default=None, help="judge name (default: settings)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=None, help="write bench.json into this directory")
+    p.add_argument("--out", default=None, help="write the run here (run.json, examples.jsonl, bench.md)")
     p.set_defaults(func=_bench)
 
 

@@ -10,7 +10,6 @@ passing, speed) on held-out splits, to choose the default embedder by evidence.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -48,7 +47,7 @@ def register(groups: dict[str, Any]) -> None:
     b.add_argument("--distractors", type=int, default=30, help="distractor memories per synthetic user (default 30)")
     b.add_argument("--k", type=int, default=10, help="top-k of the candidate stage (default 10)")
     b.add_argument("--seed", type=int, default=0)
-    b.add_argument("--out", default=None, help="write bench.json here")
+    b.add_argument("--out", default=None, help="write the run here (run.json, examples.jsonl, bench.md)")
     b.set_defaults(func=_bench)
 
 
@@ -89,8 +88,8 @@ def _bench(args: argparse.Namespace) -> int:
         progress=lambda m: print(m, file=sys.stderr))
     print(res.to_markdown())
     if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "bench.json").write_text(json.dumps(res.model_dump(), indent=2) + "\n", encoding="utf-8")
-        print(f"\nwrote {out / 'bench.json'}")
+        command = (f"memlab bench embedders --embedders {args.embedders} --datasets {args.datasets} --limit {args.limit} "
+                   f"--distractors {args.distractors} --k {args.k} --seed {args.seed}")
+        out = res.write(args.out, command=command)
+        print(f"\nwrote {out} (memlab eval show {out})")
     return 0

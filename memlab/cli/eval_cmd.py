@@ -152,13 +152,13 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from memlab.eval.runs import compare_runs
+    from memlab.eval.runs import compare_runs, load_run
     from memlab.eval.suite import suite_table
 
-    df = compare_runs(args.runs)
-    rows = df.to_dict("records")
-    for r in rows:
-        r["primary"], r["primary_metric"] = r.get("contradiction.f1"), "contradiction.f1"
+    runs = [load_run(p) for p in args.runs]
+    rows = compare_runs(runs).to_dict("records")
+    for run, r in zip(runs, rows, strict=True):  # each run's own headline (benchmarks have their own)
+        r["primary"], r["primary_metric"] = r.get(run.primary_metric), run.primary_metric
     print(suite_table(rows))
     return 0
 

@@ -48,7 +48,7 @@ def register(groups: dict[str, Any]) -> None:
     b.add_argument("--large-indexes", default=None,
                    help="';'-separated FAISS factories for the random set at full N (default: --indexes)")
     b.add_argument("--seed", type=int, default=0)
-    b.add_argument("--out", default=None, help="write bench.json + bench.md here")
+    b.add_argument("--out", default=None, help="write the run here (run.json, examples.jsonl, bench.md)")
     b.add_argument("--threads", type=int, default=None, help="torch and FAISS (OpenMP) threads")
     b.set_defaults(func=_bench)
 

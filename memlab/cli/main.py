@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "memlab.cli.chat_cmd",
     "memlab.cli.bench_store",
     "memlab.cli.bench_peers",
+    "memlab.cli.bench_crash",
     "memlab.cli.embedder_cmd",
     "memlab.cli.train_judge",
     "memlab.cli.eval_cmd",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -46,7 +45,7 @@ def register(groups: dict[str, Any]) -> None:
     b.add_argument("--clients", type=int, default=4, help="concurrent clients (default 4)")
     b.add_argument("--embedder", default=None, help="embedder (default: settings)")
     b.add_argument("--judge", default=None, help="judge (default: settings)")
-    b.add_argument("--out", default=None, help="write bench.json into this directory")
+    b.add_argument("--out", default=None, help="write the run here (run.json, examples.jsonl, bench.md)")
     b.set_defaults(func=_bench)
 
 
@@ -132,8 +131,6 @@ def _bench(args: argparse.Namespace) -> int:
                           progress=lambda m: print(m, file=sys.stderr))
     print(res.to_markdown())
     if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "bench.json").write_text(json.dumps(res.model_dump(), indent=2) + "\n", encoding="utf-8")
-        print(f"\nwrote {out / 'bench.json'}")
+        out = res.write(args.out)
+        print(f"\nwrote {out} (memlab eval show {out})")
     return 0

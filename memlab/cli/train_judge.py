@@ -42,13 +42,11 @@ def register(groups: dict[str, Any]) -> None:
     b.add_argument("--threads", type=int, default=2)
     b.add_argument("--weights", default=None, help="judge weights directory (default: the shipped weights)")
     b.add_argument("--seed", type=int, default=0)
-    b.add_argument("--out", default=None, help="write bench.json here")
+    b.add_argument("--out", default=None, help="write the run here (run.json, examples.jsonl, bench.md)")
     b.set_defaults(func=_bench)
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from memlab.lab.bench.judge import run_judge_bench
 
     result = run_judge_bench(
@@ -60,8 +58,10 @@ def _bench(args: argparse.Namespace) -> int:
     )
     print(result.to_markdown())
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        command = (f"memlab bench judge --pairs {args.pairs} --batch-size {args.batch_size} --threads {args.threads} "
+                   f"--seed {args.seed}" + (f" --weights {args.weights}" if args.weights else ""))
+        out = result.write(args.out, command=command)
+        print(f"\nwrote {out} (memlab eval show {out})")
     return 0
 
 

@@ -56,6 +56,14 @@ WEEKDAYS: dict[str, int] = {
 
 # --- cues that attach an entity to an attribute (searched in the clause before the entity) ---------------
 DATE_CUES: list[tuple[str, re.Pattern[str]]] = [
+    # event dates of the user's life; "anniversario di matrimonio" stays an anniversary (see _date_attribute)
+    ("wedding", re.compile(r"\b(?:matrimonio|nozze|mi sposo|ci sposiamo|sposarmi|sposarci|wedding|get(?:ting)? "
+                           r"married)\b|婚礼|结婚的日子", re.I)),
+    ("exam", re.compile(r"\b(?:esame|esami|exam|exams|test di|maturità)\b|考试", re.I)),
+    ("move", re.compile(r"\b(?:trasloco|traslochiamo|trasloc\w+|mi trasferisco|ci trasferiamo|moving day|move out|"
+                        r"move in|moving)\b|搬家", re.I)),
+    ("graduation", re.compile(r"\b(?:laurea|mi laureo|discussione della tesi|graduation|graduate|graduating)\b|毕业",
+                              re.I)),
     ("anniversary", re.compile(r"\b(?:anniversari[oi]|anniversary|wedding day)\b|纪念日|结婚", re.I)),
     ("birthday", re.compile(r"\b(?:compleann[oi]|compio gli anni|festeggio gli anni|birthdays?|bday)\b|生日", re.I)),
     ("born", re.compile(r"\b(?:nat[oaie]|nascita|born|birth|birthdate|date of birth|dob)\b|出生|生于", re.I)),

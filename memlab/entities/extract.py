@@ -227,6 +227,8 @@ def _date_attribute(text: str, start: int, end: int) -> str:
             m = rx.search(after)
             if m is not None and m.start() < best_after:
                 best, best_after = attr, m.start()
+    if best == "wedding" and re.search(r"anniversari|anniversary|纪念日", window, re.I):
+        return "anniversary"  # "anniversario di matrimonio", "wedding anniversary"
     return best
 
 

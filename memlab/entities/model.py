@@ -25,6 +25,10 @@ ATTRIBUTES: tuple[str, ...] = (
     "birthday",
     "anniversary",
     "deadline",
+    "wedding",
+    "exam",
+    "move",
+    "graduation",
     "date",
     "height",
     "weight",
@@ -42,8 +46,8 @@ ATTRIBUTES: tuple[str, ...] = (
 #: attributes (``date``, ``distance``, ``money``) do not: "ran 5 km on Tuesday" and "ran 3 km on Wednesday"
 #: are two events, not one fact with two values.
 STABLE_ATTRIBUTES: frozenset[str] = frozenset(
-    {"born", "birthday", "anniversary", "deadline", "height", "weight", "age", "count", "name", "lives_in",
-     "from_place", "works_at"}
+    {"born", "birthday", "anniversary", "deadline", "wedding", "height", "weight", "age", "count", "name",
+     "lives_in", "from_place", "works_at"}
 )
 
 _MONTHS_IT = ("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre",

@@ -71,7 +71,8 @@ class SentenceBaseline:
     name = "every-sentence"
 
     def extract(
-        self, message: str, *, lang: str | None = None, ref_time: Any = None, topic: str | None = None
+        self, message: str, *, lang: str | None = None, ref_time: Any = None, topic: str | None = None,
+        known: Sequence[str] = (),
     ) -> ExtractionResult:
         """Each sentence becomes one fact."""
         facts = tuple(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
@@ -21,8 +22,9 @@ class Extractor(Protocol):
     name: str
 
     def extract(self, message: str, *, lang: str | None = None, ref_time: datetime | None = None,
-                topic: str | None = None) -> ExtractionResult:
-        """Extract from one message. ``ref_time`` resolves relative dates; ``topic`` labels the facts."""
+                topic: str | None = None, known: Sequence[str] = ()) -> ExtractionResult:
+        """Extract from one message. ``ref_time`` resolves relative dates; ``topic`` is the conversation's current
+        topic (it labels the facts); ``known`` are the facts already known (an extractor must not repeat them)."""
         ...
 
     def get_params(self) -> dict[str, Any]:

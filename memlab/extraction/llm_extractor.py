@@ -10,6 +10,7 @@ logged at WARNING, and visible in :attr:`ExtractionResult.extractor` (``"llm>rul
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -55,7 +56,8 @@ _SYSTEM = {
     "it": (
         "Sei il modulo di memoria di un assistente. Analizza il messaggio dell'utente ed estrai SOLO i fatti "
         "che l'utente afferma su se stesso o sulle persone della sua vita (niente domande, ipotesi, saluti, "
-        "commenti sull'assistente). Non inventare nulla e non ripetere lo stesso fatto.\n"
+        "commenti sull'assistente). Non inventare nulla, non ripetere lo stesso fatto e non ripetere i FATTI GIÀ "
+        "NOTI; se la risposta è vaga, non restituire fatti.\n"
         "Per ogni fatto restituisci: content (frase assertiva in terza persona, es. \"L'utente vive a Roma\"), "
         "confidence (0-1: 0.9 se affermato chiaramente, meno se incerto), key (uno di: {slots}; null se nessuno "
         "si applica), value (il valore dello slot; date in formato ISO YYYY-MM-DD, o --MM-DD senza anno), type "
@@ -67,7 +69,8 @@ _SYSTEM = {
     "en": (
         "You are an assistant's memory module. Read the user's message and extract ONLY facts the user states "
         "about themselves or the people in their life (no questions, hypotheticals, greetings, comments about "
-        "the assistant). Invent nothing and do not repeat a fact.\n"
+        "the assistant). Invent nothing, do not repeat a fact, and do not repeat the KNOWN FACTS; when the reply is "
+        "vague, return no facts.\n"
         "For each fact return: content (an assertive third-person sentence, e.g. \"The user lives in Rome\"), "
         "confidence (0-1: 0.9 when stated plainly, lower when hedged), key (one of: {slots}; null when none "
         "applies), value (the slot value; dates as ISO YYYY-MM-DD, or --MM-DD without a year), type "
@@ -83,16 +86,43 @@ _RETRY = {
 }
 
 
-def build_extraction_messages(message: str, *, lang: str = "it", ref_time: datetime | None = None) -> list[dict[str, str]]:
-    """The chat messages of one extraction call (system prompt with the slot vocabulary and the schema)."""
+_SECTIONS = {
+    "it": ("data del messaggio", "TOPIC CORRENTE", "Generale", "FATTI GIÀ NOTI (non ripeterli)", "nessuno",
+           "RISPOSTA DELL'UTENTE"),
+    "en": ("message date", "CURRENT TOPIC", "General", "KNOWN FACTS (do not repeat them)", "none", "USER'S REPLY"),
+}
+
+
+def build_extraction_messages(
+    message: str, *, lang: str = "it", ref_time: datetime | None = None, topic: str | None = None,
+    known: Sequence[str] = (),
+) -> list[dict[str, str]]:
+    """The chat messages of one extraction call: the system prompt (slot vocabulary, schema), then the current
+    topic, the facts already known and the user's reply, each under its heading (known facts one per line).
+
+    Example:
+        >>> msgs = build_extraction_messages("Abito a Roma", known=["L'utente si chiama Li Si"])
+        >>> print(msgs[1]["content"])
+        TOPIC CORRENTE: Generale
+        FATTI GIÀ NOTI (non ripeterli):
+        - L'utente si chiama Li Si
+        RISPOSTA DELL'UTENTE:
+        Abito a Roma
+    """
     import json
 
+    from memlab.text import one_line
+
     p = "it" if lang == "it" else "en"
+    date_h, topic_h, general, known_h, none, reply_h = _SECTIONS[p]
     system = _SYSTEM[p].format(
         slots=", ".join(SLOTS), schema=json.dumps(LLMExtractionOutput.model_json_schema(), ensure_ascii=False))
-    user = message if ref_time is None else (
-        f"[{'data del messaggio' if p == 'it' else 'message date'}: {ref_time.date().isoformat()}]\n{message}")
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    lines = [] if ref_time is None else [f"[{date_h}: {ref_time.date().isoformat()}]"]
+    lines.append(f"{topic_h}: {one_line(topic) if topic else general}")
+    lines.append(f"{known_h}:")
+    lines += [f"- {one_line(k)}" for k in known] or [f"({none})"]
+    lines += [f"{reply_h}:", message]
+    return [{"role": "system", "content": system}, {"role": "user", "content": "\n".join(lines)}]
 
 
 class LLMExtractor:
@@ -147,8 +177,10 @@ class LLMExtractor:
         return {"name": self.name, "llm": llm_params, "lang": self.lang, "merge_rule_slots": self.merge_rule_slots,
                 "retries_on_invalid": self.retries_on_invalid, "fallback": self.fallback.get_params()}
 
-    def _ask(self, text: str, lang: str, ref_time: datetime | None) -> LLMExtractionOutput:
-        messages: list[dict[str, Any]] = list(build_extraction_messages(text, lang=lang, ref_time=ref_time))
+    def _ask(self, text: str, lang: str, ref_time: datetime | None, topic: str | None = None,
+             known: Sequence[str] = ()) -> LLMExtractionOutput:
+        messages: list[dict[str, Any]] = list(
+            build_extraction_messages(text, lang=lang, ref_time=ref_time, topic=topic, known=known))
         for attempt in range(self.retries_on_invalid + 1):
             self.n_calls += 1
             try:
@@ -163,7 +195,7 @@ class LLMExtractor:
         raise LLMError("unreachable")  # pragma: no cover
 
     def extract(self, message: str, *, lang: str | None = None, ref_time: datetime | None = None,
-                topic: str | None = None) -> ExtractionResult:
+                topic: str | None = None, known: Sequence[str] = ()) -> ExtractionResult:
         """Extract with the LLM; on invalid output retry once, then fall back to rules (logged, counted).
 
         Raises:
@@ -175,7 +207,7 @@ class LLMExtractor:
             return rules  # nothing an LLM could extract from (empty, only emoji/punctuation)
         plang = lang if lang in ("it", "en") else self.lang
         try:
-            out = self._ask(text, plang, ref_time)
+            out = self._ask(text, plang, ref_time, topic, known)
         except LLMError as exc:
             self.n_fallbacks += 1
             reason = f"{type(exc).__name__}: {exc}"

@@ -38,6 +38,8 @@ from memlab.extraction.records import (
     Coverage,
     ExtractionResult,
     Fact,
+    Priority,
+    SkipReason,
     StoredFact,
     Tone,
     TopicState,
@@ -124,6 +126,30 @@ def _same_value(key: str | None, a: str | None, b: str | None) -> bool:
     if key == "birthday" and mx and my and (x.startswith("--") or y.startswith("--")):
         return mx.groups() == my.groups()
     return False
+
+
+#: Stored rank of each priority (the column is an integer so areas sort by it; older files used 1..5).
+_PRIORITY_RANK = {Priority.HIGH: 1, Priority.MEDIUM: 3, Priority.LOW: 5}
+
+
+def _enum_value(cls: Any, value: Any, name: str, owner: str) -> Any:
+    try:
+        return cls(value)
+    except ValueError:
+        raise InvalidInputError(
+            f"The {name!r} parameter of {owner} must be one of {[x.value for x in cls]}. Got {value!r} instead."
+        ) from None
+
+
+def _unanswered(r: Any) -> UnansweredArea:
+    """A stored row (ranks 1..5 of older files: 1-2 high, 3 medium, 4-5 low; an older free-text skip reason that
+    is not one of the three reads as ``None`` and stays in the file)."""
+    rank = int(r["priority"])
+    prio = Priority.HIGH if rank <= 2 else Priority.MEDIUM if rank == 3 else Priority.LOW
+    raw = r["skip_reason"]
+    reason = SkipReason(raw) if raw in {x.value for x in SkipReason} else None
+    return UnansweredArea(area=r["area"], priority=prio, attempts=int(r["attempts"]), skip_reason=reason,
+                          updated_at=_dt(r["updated_at"]))
 
 
 def _ts(dt: datetime) -> str:
@@ -296,8 +322,7 @@ class ConversationMemoryService:
                                    (cid,))
         )
         unanswered = tuple(
-            UnansweredArea(area=r["area"], priority=int(r["priority"]), attempts=int(r["attempts"]),
-                           skip_reason=r["skip_reason"], updated_at=_dt(r["updated_at"]))
+            _unanswered(r)
             for r in self.db.query(
                 "SELECT * FROM conv_unanswered WHERE conversation_id = ? ORDER BY priority, area", (cid,))
         )
@@ -341,8 +366,9 @@ class ConversationMemoryService:
         if self._owned_elsewhere(cid):
             raise InvalidInputError(f"Conversation {cid!r} belongs to another user; choose another conversation_id.")
         now = self.clock()
-        result = self.extractor.extract(clean, ref_time=ref_time or now)
         row = self._row(cid)
+        known = [f.content for f in self.get(cid).facts if f.is_active] if row is not None else []
+        result = self.extractor.extract(clean, ref_time=ref_time or now, topic=topic, known=known)
         msg_index = (int(row["n_messages"]) if row else 0) + 1
         source = f"conv:{cid}/msg:{msg_index}"
         new, known = self._dedupe([replace(f, topic=f.topic or topic) for f in result.facts])
@@ -352,7 +378,7 @@ class ConversationMemoryService:
                 dict(text=f.content, key=f.key, value=f.value, type=f.type, confidence=f.confidence,
                      keywords=[k for k in f.keywords if len(k) <= MAX_KEYWORD_CHARS][:MAX_KEYWORDS],
                      topic=f.topic, source=source, scope=self.scope,
-                     project_id=self.project_id)
+                     project_id=self.project_id, correction=f.correction and f.key is not None)
                 for f, _ in new
             ]
             items = self.store.add_many(self.user_id, specs, embeddings=np.stack([v for _, v in new]))
@@ -516,25 +542,24 @@ class ConversationMemoryService:
         return TopicState(tid, lab, cov, tuple(all_cov), tuple(all_mis), now)
 
     def record_unanswered(
-        self, conversation_id: str, area: str, *, priority: int = 3, skip_reason: str | None = None
+        self, conversation_id: str, area: str, *, priority: Priority | str = Priority.MEDIUM,
+        skip_reason: SkipReason | str | None = None,
     ) -> UnansweredArea:
         """Record an area the user did not answer; asking again increments ``attempts``.
 
         Args:
             conversation_id: the conversation (created if new).
             area: what was asked.
-            priority: 1 (highest) .. 5.
-            skip_reason: why it was skipped (``user declined``, ``fatigue`` ...).
+            priority: ``high``, ``medium`` or ``low``.
+            skip_reason: ``user_declined``, ``off_topic`` or ``time_limit``, when it was skipped.
 
         Raises:
-            InvalidInputError: bad priority or text.
+            InvalidInputError: bad priority, skip reason or text.
         """
         owner = "ConversationMemoryService.record_unanswered"
-        if isinstance(priority, bool) or not isinstance(priority, int) or not 1 <= priority <= 5:
-            raise InvalidInputError(f"The 'priority' parameter of {owner} must be an int in [1, 5]. Got {priority!r} instead.")
+        prio = _enum_value(Priority, priority, "priority", owner)
+        reason = None if skip_reason is None else _enum_value(SkipReason, skip_reason, "skip_reason", owner)
         area = check_text(area, name="area", owner=owner, max_chars=300)
-        if skip_reason is not None:
-            skip_reason = check_text(skip_reason, name="skip_reason", owner=owner, max_chars=300)
         mem = self.start(conversation_id)
         now = self.clock()
         self.db.execute(
@@ -542,12 +567,12 @@ class ConversationMemoryService:
             "VALUES (?,?,?,1,?,?) ON CONFLICT(conversation_id, area) DO UPDATE SET priority = excluded.priority, "
             "attempts = attempts + 1, skip_reason = COALESCE(excluded.skip_reason, skip_reason), "
             "updated_at = excluded.updated_at",
-            (mem.conversation_id, area, priority, skip_reason, _ts(now)))
+            (mem.conversation_id, area, _PRIORITY_RANK[prio], reason.value if reason else None, _ts(now)))
         row = self.db.query_one("SELECT * FROM conv_unanswered WHERE conversation_id = ? AND area = ?",
                                 (mem.conversation_id, area))
         if row is None:  # pragma: no cover - just written in the same connection
             raise NotFoundError(f"Unanswered area {area!r} vanished from conversation {mem.conversation_id!r}.")
-        return UnansweredArea(area, int(row["priority"]), int(row["attempts"]), row["skip_reason"], now)
+        return _unanswered(row)
 
     def resolve_unanswered(self, conversation_id: str, area: str) -> None:
         """Remove an area once the user has answered it (unknown areas are ignored).

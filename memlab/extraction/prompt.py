@@ -117,10 +117,11 @@ def format_for_prompt(
     if memory.unanswered:
         out.append(str(t["unanswered"]))
         for a in memory.unanswered:
-            line = f"- {a.area} (priorità {a.priority}" if lang == "it" else f"- {a.area} (priority {a.priority}"
+            prio = a.priority.value if hasattr(a.priority, "value") else a.priority
+            line = f"- {a.area} (priorità {prio}" if lang == "it" else f"- {a.area} (priority {prio}"
             line += f", {t['attempts']}: {a.attempts})"
             if a.skip_reason:
-                line += f" — {t['skipped']}: {a.skip_reason}"
+                line += f" — {t['skipped']}: {getattr(a.skip_reason, 'value', a.skip_reason)}"
             out.append(line)
         out.append("")
     if memory.fatigue > fatigue_threshold:

@@ -43,6 +43,8 @@ class Fact:
         topic: topic label, if the caller gave one.
         evidence: the sentence of the message the fact was read from.
         rule: which rule (or ``llm``) produced it.
+        correction: the sentence corrects something said before ("anzi", "actually", "其实"): stored as an
+            update of its slot (a LOW "updated" notice), not as a doubt to ask about.
     """
 
     content: str
@@ -54,6 +56,7 @@ class Fact:
     topic: str | None = None
     evidence: str = ""
     rule: str = ""
+    correction: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,22 +146,41 @@ class TopicState:
     last_explored_at: datetime | None = None
 
 
+class Priority(StrEnum):
+    """How much an unanswered area matters."""
+
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+
+class SkipReason(StrEnum):
+    """Why an area was skipped."""
+
+    USER_DECLINED = "user_declined"
+    """The user said they would rather not answer."""
+    OFF_TOPIC = "off_topic"
+    """The conversation moved elsewhere."""
+    TIME_LIMIT = "time_limit"
+    """No time left (or the user was tired) to ask again."""
+
+
 @dataclass(frozen=True, slots=True)
 class UnansweredArea:
     """An area the user did not answer (or asked to skip).
 
     Attributes:
         area: what was asked about.
-        priority: 1 (highest) .. 5.
+        priority: ``high``, ``medium`` or ``low``.
         attempts: how many times it was asked.
-        skip_reason: why it was skipped (``user declined``, ``fatigue`` ...), if it was.
+        skip_reason: why it was skipped (``user_declined``, ``off_topic``, ``time_limit``), if it was.
         updated_at: last change (UTC).
     """
 
     area: str
-    priority: int = 3
+    priority: Priority = Priority.MEDIUM
     attempts: int = 1
-    skip_reason: str | None = None
+    skip_reason: SkipReason | None = None
     updated_at: datetime | None = None
 
 

@@ -48,6 +48,7 @@ _ATTR_SLOT = {
     "name": "preferred_name",
     "born": "birthday",
     "birthday": "birthday",
+    "wedding": "wedding_date",
     "lives_in": "home_city",
     "from_place": "hometown",
     "works_at": "employer",
@@ -327,7 +328,7 @@ class RuleExtractor:
         return text[: self.max_chars], True
 
     def extract(self, message: str, *, lang: str | None = None, ref_time: datetime | None = None,
-                topic: str | None = None) -> ExtractionResult:
+                topic: str | None = None, known: Sequence[str] = ()) -> ExtractionResult:
         """Extract facts, tone and a fatigue signal from one user message.
 
         Args:
@@ -392,7 +393,7 @@ class RuleExtractor:
             extra = tuple(w for w in keywords(shown) if w not in kws)
             keyed.append(Fact(content=text, confidence=round(min(1.0, max(0.0, conf)), 3), key=key, value=value,
                               type=_slot_type(key), keywords=(kws + extra)[:6], topic=topic, evidence=sentence,
-                              rule=rule))
+                              rule=rule, correction=corrected))
 
         _entity_slots(sentence, ents, add)
         _pattern_slots(sentence, slang, keyed, add)

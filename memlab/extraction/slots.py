@@ -40,6 +40,8 @@ _S = [
              "L'utente si chiama {v}", "The user's name is {v}", "用户叫{v}"),
     SlotSpec("birthday", "profile", "Data di nascita / compleanno", "Birthday",
              "L'utente è nat{o} il {v}", "The user was born on {v}", "用户的生日是{v}"),
+    SlotSpec("wedding_date", "event", "Data del matrimonio", "Wedding date",
+             "Il matrimonio dell'utente è il {v}", "The user's wedding is on {v}", "用户的婚礼是{v}"),
     SlotSpec("home_city", "profile", "Città in cui vive", "Home city",
              "L'utente vive a {v}", "The user lives in {v}", "用户住在{v}"),
     SlotSpec("hometown", "profile", "Luogo di origine", "Hometown",

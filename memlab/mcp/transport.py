@@ -120,7 +120,12 @@ async def websocket_client(
         websockets.exceptions.InvalidStatus: the server refused the handshake (e.g. 403 on a bad key).
         OSError: the server cannot be reached.
     """
-    from websockets.asyncio.client import connect
+    try:
+        from websockets.asyncio.client import connect
+    except ImportError as exc:  # pragma: no cover - installed with memlab[mcp]
+        from memlab.errors import MissingDependencyError
+
+        raise MissingDependencyError("websockets", "mcp") from exc
 
     hdrs = dict(headers or {})
     if token:

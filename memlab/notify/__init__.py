@@ -11,7 +11,7 @@ Example:
     >>> n = svc.create("contradiction", "high", "compleanno", "u1", memory_ids=[b.id, a.id],
     ...                payload={"first": {"id": a.id, "text": a.text}, "second": {"id": b.id, "text": b.text}})
     >>> print(format_notification(n).splitlines()[0])
-    [⚠️ CONTRADDIZIONE RILEVATA]
+    [⚠️ IMPORTANTE] Ho notato una contraddizione nella memoria:
     >>> svc.resolve(n.id, "A", user_id="u1").status.value, store.get(b.id, user_id="u1").is_active
     ('resolved', False)
 """

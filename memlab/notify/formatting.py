@@ -1,16 +1,17 @@
-"""How notifications reach the user, by urgency (Italian by default, English available).
+"""How notifications reach the user, by urgency (Italian by default; English and Chinese available).
 
-- HIGH: a block **before** the reply. For a contradiction it is the A–D question block::
+- HIGH: a block **before** the reply. For a contradiction it is the A–D question block, each option with its value
+  when the detector found one::
 
-      [⚠️ CONTRADDIZIONE RILEVATA]
-      Ho trovato due informazioni in conflitto:
-      1. "Sono nato il 12 luglio 1990"
-      2. "Il mio compleanno è il 15 agosto"
+      [⚠️ IMPORTANTE] Ho notato una contraddizione nella memoria:
+      1. Memoria precedente: "Sono nato il 12 luglio 1990"
+      2. Memoria nuova: "Il mio compleanno è il 15 agosto"
+      Il dato «compleanno» non coincide: prima 12 luglio, ora 15 agosto.
       Quale informazione è corretta?
-      A) la prima
-      B) la seconda
-      C) entrambe corrette (spiega il contesto)
-      D) cancella entrambe
+      - A) La prima (12 luglio)
+      - B) La seconda (15 agosto)
+      - C) Entrambe sono corrette (spiega il contesto)
+      - D) Cancella entrambe
 
   other HIGH notifications are shown as ``[⚠️ IMPORTANTE] <content>``.
 - MEDIUM: **after** the reply, the offer "Ho una notifica importante per te. Vuoi che te la mostri ora? (sì/no)";
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field
 
 from memlab.notify.records import Notification, NotificationType, ResolutionChoice
 from memlab.records import Urgency
-from memlab.text import is_question, messages, split_sentences
+from memlab.text import is_question, messages, one_line, split_sentences
 
 __all__ = [
     "FATIGUE_THRESHOLD",
@@ -71,16 +72,33 @@ def format_notification(n: Notification, lang: str = "it", *, with_ref: bool = F
     t = _t(lang)
     if n.type is NotificationType.CONTRADICTION:
         first, second = _pair_texts(n)
-        lines = [t["contradiction_head"], t["intro"], f'1. "{first}"', f'2. "{second}"']
-        expl = _statement_only(str(n.payload.get("explanation") or ""))
+        v1, v2 = _pair_values(n)
+        # user texts stay on their own numbered line, quoted: a memory holding newlines and "A) ..." lines
+        # cannot add options or a second block
+        lines = [t["contradiction_head"], f'1. {t["previous"]}: "{one_line(first)}"',
+                 f'2. {t["new"]}: "{one_line(second)}"']
+        expl = one_line(_statement_only(str(n.payload.get("explanation") or "")))
         if expl:
             lines.append(expl)
-        lines += [t["question"], t["A"], t["B"], t["C"], t["D"]]
+        lines += [t["question"], t["A"].format(value=v1), t["B"].format(value=v2), t["C"], t["D"]]
         if with_ref:
             lines.append(t["ref"].format(id=n.id))
         return "\n".join(lines)
     head = t["important"] if n.urgency is Urgency.HIGH else f"[{n.type.value}]"
-    return f"{head} {n.content}"
+    return f"{head} {one_line(n.content)}"
+
+
+def _pair_values(n: Notification) -> tuple[str, str]:
+    """`` (12 luglio)``-style suffixes for the A/B options: the two values the detector compared, when it recorded
+    them (``details.spans``), else empty."""
+    details = n.payload.get("details") if isinstance(n.payload.get("details"), dict) else {}
+    spans = details.get("spans") if isinstance(details, dict) else None
+    if not (isinstance(spans, list) and len(spans) == 2 and all(isinstance(x, str) and x.strip() for x in spans)):
+        return "", ""
+    other, new = (one_line(x, max_chars=60) for x in spans)  # the detector's order: the earlier memory, the new one
+    first = n.payload.get("first") if isinstance(n.payload.get("first"), dict) else {}
+    a, b = (new, other) if first.get("id") == n.payload.get("new_id") else (other, new)
+    return f" ({a})", f" ({b})"
 
 
 def _statement_only(text: str) -> str:

@@ -1,7 +1,12 @@
 """Apply a user's answer to a contradiction to the memory store, and revert it from history.
 
 The choices: ``A`` keeps the first (older) memory and deactivates the second, ``B`` the reverse,
-``C`` keeps both and attaches the user's explanation to both as context, ``D`` deactivates both. Nothing is
+``C`` keeps both and attaches the user's explanation to both as context, ``D`` deactivates both.
+
+A keyed slot has at most one active version (a unique index in SQLite). So a kept memory is reactivated only when
+its slot is free: when a later version holds it, the choice is recorded and the later version stays in force
+(``slot_held_by``); for ``C`` on the pair itself, the newer memory leaves the slot as a free fact (``unkeyed``) and
+the older takes the slot back, so both stay active. Undo puts every flag, key and context back. Nothing is
 deleted. Every change goes through the store's own methods (``deactivate``/``reactivate``/``annotate``/
 ``record_event``), so it is in the memories' event history with who, when, which notification and which
 choice. The state before the resolution is returned and kept with the notification, which is what
@@ -49,13 +54,28 @@ def apply_resolution(
     details = {"notification_id": notification.id, "choice": choice.value}
     reason = f"contradiction notification {notification.id}: user chose {choice.value}"
     before = {i: store.get(i, user_id=user_id) for i in (first, second)}
-    for i in keep:
-        if not before[i].is_active:
-            store.reactivate(i, reason, actor=actor, user_id=user_id, **details)
-    for i in drop:
+    for i in drop:  # drops first: a kept memory may then take its slot back
         other = keep[0] if keep else None
         if before[i].is_active:
             store.deactivate(i, reason, actor=actor, user_id=user_id, kept=other, **details)
+    held_by: dict[int, int] = {}
+    unkeyed: dict[int, str] = {}
+    for i in keep:
+        if before[i].is_active:
+            continue
+        holder = store.active_in_slot(store.get(i, user_id=user_id))
+        if holder is not None and choice is ResolutionChoice.C and holder.id in (first, second):
+            # both true: the newer statement is about something else ("il 15 agosto è il compleanno di mia
+            # madre"), so it leaves the slot as a free fact and the older takes the slot back; both stay active
+            unkeyed[holder.id] = str(holder.key)
+            store.set_key(holder.id, None, actor=actor, user_id=user_id, **details)
+            holder = None
+        if holder is not None:
+            # a later version holds the slot (one active version per slot): the kept memory stays in the history,
+            # marked as the user's choice, and is not reactivated
+            held_by[i] = holder.id
+            continue
+        store.reactivate(i, reason, actor=actor, user_id=user_id, **details)
     if choice is ResolutionChoice.C and note:
         for i in (first, second):
             store.annotate(i, note, actor=actor, user_id=user_id, **details)
@@ -71,6 +91,8 @@ def apply_resolution(
         "note": note,
         "kept": keep,
         "deactivated": drop,
+        "slot_held_by": {str(k): v for k, v in held_by.items()},
+        "unkeyed": {str(k): v for k, v in unkeyed.items()},
         "memories": {
             str(i): {
                 "before": {"is_active": before[i].is_active, "context": before[i].context},
@@ -87,14 +109,18 @@ def revert_resolution(store: MemoryStore, notification: Notification, resolution
     user_id = notification.user_id
     details = {"notification_id": notification.id, "undo_of": resolution.get("choice")}
     reason = f"undo of the resolution of contradiction notification {notification.id}"
-    for sid, states in resolution["memories"].items():
-        mid = int(sid)
-        prev = states["before"]
-        cur = store.get(mid, user_id=user_id)
-        if prev["is_active"] and not cur.is_active:
-            store.reactivate(mid, reason, actor=actor, user_id=user_id, **details)
-        elif not prev["is_active"] and cur.is_active:
+    states_by_id = {int(sid): states for sid, states in resolution["memories"].items()}
+    current = {mid: store.get(mid, user_id=user_id) for mid in states_by_id}
+    for mid, states in states_by_id.items():  # deactivations first, so a reactivated memory finds its slot free
+        if not states["before"]["is_active"] and current[mid].is_active:
             store.deactivate(mid, reason, actor=actor, user_id=user_id, **details)
+    for sid, key in (resolution.get("unkeyed") or {}).items():  # back into the slot it left
+        store.set_key(int(sid), key, actor=actor, user_id=user_id, **details)
+    for mid, states in states_by_id.items():
+        if states["before"]["is_active"] and not current[mid].is_active:
+            store.reactivate(mid, reason, actor=actor, user_id=user_id, **details)
+    for mid, states in states_by_id.items():
+        prev, cur = states["before"], current[mid]
         if prev["context"] != cur.context:
             if prev["context"]:
                 store.annotate(mid, prev["context"], actor=actor, user_id=user_id, **details)

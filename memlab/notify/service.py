@@ -285,6 +285,7 @@ class NotificationService:
         payload = {
             "first": {"id": first, "text": texts[first]},
             "second": {"id": second, "text": texts[second]},
+            "new_id": b,
             "confidence": float(contradiction.confidence),
             "conflict_type": str(contradiction.type.value if hasattr(contradiction.type, "value") else contradiction.type),
             "explanation": contradiction.explanation,

@@ -14,6 +14,9 @@ The model's hidden reasoning (``thinking``) is logged on the server, never sent.
 ``app.state.chat_llm`` when set, else the app's configured LLM (``MEMLAB_LLM_BACKEND``, ``MEMLAB_LLM_MODEL``,
 ``MEMLAB_LLM_BASE_URL``); without one ``/v1/chat`` answers 503.
 
+The same app also serves memlab's MCP servers over WebSocket, in-process (one store, one worker thread):
+``/mcp`` (``memory``, for the bearer key's user), ``/mcp/datetime`` and ``/mcp/semantic``.
+
 ``/v1/ingest`` parses, chunks, embeds (with the store's embedder) and upserts one document into the user's
 chunks in Qdrant (``app.state.chunks`` when set, else ``MEMLAB_QDRANT_URL``, else an embedded store beside the
 database).
@@ -30,7 +33,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import APIRouter, FastAPI, HTTPException, Request, status
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memlab.errors import MemlabError
 from memlab.serve.app import Svc, User
@@ -44,9 +47,14 @@ router = APIRouter(tags=["agent"])
 
 
 def add_agent_routes(app: FastAPI) -> None:
-    """Add ``/v1/chat`` and ``/v1/ingest`` to ``app`` (flat routes, so ``app.routes`` keeps listing paths) and close
-    the ChunkStore the routes opened when the app shuts down."""
+    """Add ``/v1/chat``, ``/v1/ingest`` and the MCP WebSockets (``/mcp`` = memory, ``/mcp/datetime``,
+    ``/mcp/semantic``) to ``app`` (flat routes, so ``app.routes`` keeps listing paths) and close the ChunkStore the
+    routes opened when the app shuts down."""
+    from starlette.routing import WebSocketRoute
+
     app.router.routes.extend(router.routes)
+    app.router.routes += [WebSocketRoute("/mcp", _mcp_memory), WebSocketRoute("/mcp/datetime", _mcp_datetime),
+                          WebSocketRoute("/mcp/semantic", _mcp_semantic)]
     inner = app.router.lifespan_context
 
     @asynccontextmanager
@@ -72,12 +80,34 @@ class ChatMessage(BaseModel):
 
 
 class ChatRequest(BaseModel):
-    """Body of ``POST /v1/chat``."""
+    """Body of ``POST /v1/chat``: ``message`` (+ optional ``history``), or the seed's ``messages`` whose last one
+    is the user's message."""
 
     model_config = ConfigDict(extra="forbid")
-    message: str = Field(min_length=1, max_length=20_000, description="the user's message")
+    message: str | None = Field(None, min_length=1, max_length=20_000, description="the user's message")
     history: list[ChatMessage] = Field(default_factory=list, max_length=100)
+    messages: list[ChatMessage] | None = Field(None, min_length=1, max_length=101,
+                                               description="the seed's form: the conversation, ending with the "
+                                               "user's message (instead of message + history)")
+    enable_tools: bool = Field(True, description="False: a plain answer, no tools")
     max_steps: int = Field(6, ge=1, le=20, description="most tool calls in this turn")
+
+    @model_validator(mode="after")
+    def _one_form(self) -> ChatRequest:
+        if (self.message is None) == (self.messages is None):
+            raise ValueError("give either 'message' (with optional 'history') or 'messages', not both")
+        if self.messages is not None:
+            if self.history:
+                raise ValueError("'history' goes with 'message'; with 'messages' the history is the list itself")
+            if self.messages[-1].role != "user" or not self.messages[-1].content.strip():
+                raise ValueError("the last of 'messages' must be a non-empty user message")
+        return self
+
+    def turn(self) -> tuple[str, list[dict[str, Any]]]:
+        """``(message, history)`` whichever form was sent."""
+        if self.messages is not None:
+            return self.messages[-1].content, [m.model_dump() for m in self.messages[:-1]]
+        return str(self.message), [m.model_dump() for m in self.history]
 
 
 class IngestRequest(BaseModel):
@@ -124,6 +154,51 @@ def _chunks(app: FastAPI, svc: Any, *, create: bool) -> Any:
     return chunks
 
 
+async def _ws_user(websocket: Any, svc: Any) -> str | None:
+    value = websocket.headers.get("authorization") or ""
+    scheme, _, token = value.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    user: str | None = await svc.call(svc.keys.user_for, token.strip())
+    return user
+
+
+async def _mcp_memory(websocket: Any) -> None:
+    """``ws://.../mcp``: the ``memory`` MCP server for the bearer key's user, in this process (same store, same
+    worker thread as the HTTP routes)."""
+    from memlab.mcp import make_server
+    from memlab.mcp.transport import serve_websocket
+
+    svc = websocket.app.state.svc
+    user = await _ws_user(websocket, svc)
+    if user is None:
+        await websocket.close(code=1008, reason="missing or invalid API key")
+        return
+    await serve_websocket(websocket, make_server("memory", user_id=user, lab=svc.lab, runner=svc.call))
+
+
+async def _mcp_datetime(websocket: Any) -> None:
+    """``ws://.../mcp/datetime``: ``time.now`` (no key needed)."""
+    from memlab.mcp import make_server
+    from memlab.mcp.transport import serve_websocket
+
+    await serve_websocket(websocket, make_server("datetime"))
+
+
+async def _mcp_semantic(websocket: Any) -> None:
+    """``ws://.../mcp/semantic``: ``vector.query`` over the key's user's documents ingested with ``/v1/ingest``."""
+    from memlab.mcp import make_server
+    from memlab.mcp.transport import serve_websocket
+
+    svc = websocket.app.state.svc
+    user = await _ws_user(websocket, svc)
+    if user is None:
+        await websocket.close(code=1008, reason="missing or invalid API key")
+        return
+    chunks = await svc.call(_chunks, websocket.app, svc, create=True)
+    await serve_websocket(websocket, make_server("semantic", user_id=user, chunks=chunks, runner=svc.call))
+
+
 def _sse(event: str, data: Any) -> dict[str, str]:
     return {"event": event, "data": json.dumps(data, ensure_ascii=False)}
 
@@ -158,12 +233,17 @@ async def chat(body: ChatRequest, user: User, svc: Svc, request: Request) -> Any
             queue.put_nowait(("tool", {"name": step.tool, "arguments": dict(step.arguments),
                                        "is_error": step.is_error, "dropped": list(step.dropped)}))
 
+    message, history = body.turn()
+
     async def run() -> None:
         try:
-            async with MCPRegistry(servers) as registry:
-                res = await run_turn_stepper(
-                    llm, registry, body.message, history=[m.model_dump() for m in body.history],
-                    max_steps=body.max_steps, on_token=on_token, on_step=on_step)
+            if body.enable_tools:
+                async with MCPRegistry(servers) as registry:
+                    res = await run_turn_stepper(llm, registry, message, history=history, max_steps=body.max_steps,
+                                                 on_token=on_token, on_step=on_step)
+            else:
+                res = await run_turn_stepper(llm, None, message, history=history, enable_tools=False,
+                                             on_token=on_token, on_step=on_step)
             await queue.put(("done", {"content": res.content, "tool_calls": res.tool_calls, "stopped": res.stopped}))
         except MemlabError as exc:
             log.warning("chat user=%s failed: %s", user, exc)

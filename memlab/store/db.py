@@ -171,6 +171,11 @@ class Database:
                     )
             return len(migrations)
 
+    def data_version(self) -> int:
+        """``PRAGMA data_version``: changes whenever another connection commits to the file."""
+        row = self.query_one("PRAGMA data_version")
+        return int(row[0]) if row else 0
+
     def user_version(self) -> int:
         """``PRAGMA user_version``."""
         row = self.query_one("PRAGMA user_version")

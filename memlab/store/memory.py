@@ -14,8 +14,8 @@ import logging
 import os
 import sqlite3
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from memlab.index.faiss_index import FaissIndex
 from memlab.protocols import Embedder, VectorIndex
 from memlab.records import MemoryItem
 from memlab.store.db import Database
-from memlab.text import messages
+from memlab.text import messages, one_line
 
 __all__ = ["CONFIDENCE_TIE", "DEFAULT_EMBEDDER", "MemoryEvent", "MemoryStore"]
 
@@ -94,6 +94,23 @@ SCHEMA: list[str] = [
     CREATE INDEX idx_events_memory ON memory_events(memory_id);
     CREATE INDEX idx_events_chain ON memory_events(chain_id);
     CREATE TABLE memlab_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)
+    """,
+    # 2: at most one active memory per keyed slot, enforced by SQLite (a repair first: earlier versions of
+    # notification resolution could leave two; the newest stays active, the others become superseded), and the
+    # outbox of memories whose integrity check is not queued yet (written in the memory's own transaction).
+    """
+    UPDATE memories SET is_active = 0, superseded_at = COALESCE(superseded_at, created_at)
+    WHERE key IS NOT NULL AND is_active = 1 AND id NOT IN (
+        SELECT MAX(id) FROM memories WHERE key IS NOT NULL AND is_active = 1
+        GROUP BY user_id, key, scope, type, COALESCE(project_id, '')
+    );
+    CREATE UNIQUE INDEX idx_memories_active_slot ON memories(user_id, key, scope, type, COALESCE(project_id, ''))
+    WHERE is_active = 1 AND key IS NOT NULL;
+    CREATE TABLE memory_outbox (
+        memory_id INTEGER PRIMARY KEY,
+        user_id TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )
     """,
 ]
 
@@ -219,12 +236,15 @@ class MemoryStore:
         self._dirty = False
         self._reembedded = False
         self.reembed = bool(reembed)
+        #: Record each new memory in the check outbox, in its own transaction (set by the background agent).
+        self.track_checks = False
         try:
             self._check_embedder()
         except BaseException:
             self.db.close()
             raise
         self.index = self._open_index()
+        self._data_version = None if self.db.in_memory else self.db.data_version()
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> MemoryStore:
@@ -332,10 +352,46 @@ class MemoryStore:
                 log.warning("FAISS index %s unreadable (%s): rebuilding", self._index_path, exc)
         return self.rebuild_index()
 
-    def _consistent(self, idx: VectorIndex) -> bool:
+    def _consistent(self, idx: VectorIndex, *, sample: int = 64) -> bool:
+        """Same ids as SQLite, and (when the index can give vectors back) the same vectors on a sample of them:
+        a file with the right ids and wrong vectors, or an old index beside a copied database, is rebuilt."""
         rows = self.db.query("SELECT id FROM memories WHERE embedding IS NOT NULL ORDER BY id")
         db_ids = np.fromiter((r["id"] for r in rows), dtype=np.int64, count=len(rows))
-        return bool(np.array_equal(np.sort(idx.ids()), db_ids))
+        if not np.array_equal(np.sort(idx.ids()), db_ids):
+            return False
+        reconstruct = getattr(idx, "reconstruct", None)
+        if not callable(reconstruct) or len(db_ids) == 0:
+            return True
+        pick = db_ids[np.linspace(0, len(db_ids) - 1, num=min(sample, len(db_ids))).astype(int)]
+        stored = self.vectors(pick.tolist())
+        got = np.stack([reconstruct(int(i)) for i in pick])
+        return bool(np.allclose(got, stored, atol=1e-4))
+
+    def _sync(self) -> None:
+        """Catch up with commits of other connections (another process, another ``MemoryStore`` on the file).
+
+        ``PRAGMA data_version`` changes when another connection commits: then the active-id caches are dropped
+        and the vector index gets the vectors it is missing (and loses those of deleted rows) from SQLite.
+        """
+        if self.db.in_memory:
+            return
+        version = self.db.data_version()
+        if version == self._data_version:
+            return
+        self._data_version = version
+        self._user_ids_cache.clear()
+        rows = self.db.query("SELECT id FROM memories WHERE embedding IS NOT NULL")
+        db_ids = {int(r["id"]) for r in rows}
+        have = set(self.index.ids().tolist())
+        gone = sorted(have - db_ids)
+        if gone:
+            self.index.remove(np.asarray(gone, dtype=np.int64))
+        new = sorted(db_ids - have)
+        if new:
+            self.index.add(np.asarray(new, dtype=np.int64), self.vectors(new))
+        if gone or new:
+            self._dirty = True
+            log.info("store: %d new and %d removed memories written by another connection", len(new), len(gone))
 
     def rebuild_index(self) -> VectorIndex:
         """Rebuild the vector index from the vectors stored in SQLite (no re-embedding).
@@ -529,6 +585,7 @@ class MemoryStore:
             "valid_to",
             "keywords",
             "topic",
+            "correction",
         }
         unknown = set(spec) - allowed
         if unknown:
@@ -565,6 +622,7 @@ class MemoryStore:
         spec["keywords"] = [
             check_text(k, name="keywords", owner=owner, max_chars=MAX_KEYWORD_CHARS) for k in kws
         ]
+        spec["correction"] = bool(spec.get("correction", False))
         for f in ("valid_from", "valid_to"):
             v = spec.get(f)
             if v is not None and not isinstance(v, datetime):
@@ -580,27 +638,24 @@ class MemoryStore:
                 )
         return spec
 
+    def _slot_state(self, user_id: str, spec: dict[str, Any]) -> tuple[list[sqlite3.Row], int | None, int]:
+        """The slot's active versions, its chain id and the next version number (unkeyed: none, None, 1)."""
+        if spec["key"] is None:
+            return [], None, 1
+        slot = (user_id, spec["key"], spec["scope"], spec["type"], spec["project_id"])
+        slot_sql = "user_id = ? AND key = ? AND scope = ? AND type = ? AND project_id IS ?"
+        incumbents = self.db.query(
+            f"SELECT id, confidence, chain_id FROM memories WHERE {slot_sql} AND is_active = 1 ORDER BY id", slot
+        )
+        latest = self.db.query_one(f"SELECT chain_id FROM memories WHERE {slot_sql} ORDER BY id DESC LIMIT 1", slot)
+        if latest is None:
+            return incumbents, None, 1
+        row = self.db.query_one("SELECT MAX(version) AS v FROM memories WHERE chain_id = ?", (latest["chain_id"],))
+        return incumbents, latest["chain_id"], (int(row["v"]) + 1 if row and row["v"] is not None else 1)
+
     def _insert(self, user_id: str, spec: dict[str, Any], vec: NDArray[np.float32]) -> MemoryItem:
         now = _ts(self.clock())
-        incumbents: list[sqlite3.Row] = []
-        chain_id: int | None = None
-        version = 1
-        if spec["key"] is not None:
-            slot = (user_id, spec["key"], spec["scope"], spec["type"], spec["project_id"])
-            slot_sql = "user_id = ? AND key = ? AND scope = ? AND type = ? AND project_id IS ?"
-            incumbents = self.db.query(
-                f"SELECT id, confidence, chain_id FROM memories WHERE {slot_sql} AND is_active = 1 ORDER BY id",
-                slot,
-            )
-            latest = self.db.query_one(
-                f"SELECT chain_id FROM memories WHERE {slot_sql} ORDER BY id DESC LIMIT 1", slot
-            )
-            if latest is not None:
-                chain_id = latest["chain_id"]
-                row = self.db.query_one(
-                    "SELECT MAX(version) AS v FROM memories WHERE chain_id = ?", (chain_id,)
-                )
-                version = int(row["v"]) + 1 if row and row["v"] is not None else 1
+        incumbents, chain_id, version = self._slot_state(user_id, spec)
         wins = True
         beaten_by: int | None = None
         if incumbents:
@@ -610,6 +665,11 @@ class MemoryStore:
             wins = round(abs(delta), 9) < CONFIDENCE_TIE or delta > 0
             if not wins:
                 beaten_by = int(champion["id"])
+        if incumbents and wins:  # the slot's active version steps down first: one active per slot (unique index)
+            self.db.executemany(
+                "UPDATE memories SET is_active = 0, superseded_at = ? WHERE id = ?",
+                [(now, int(inc["id"])) for inc in incumbents],
+            )
         cur = self.db.execute(
             "INSERT INTO memories(user_id, text, scope, type, key, value, confidence, project_id, source, keywords, "
             "topic, created_at, valid_from, valid_to, version, chain_id, supersedes, superseded_by, is_active, "
@@ -643,12 +703,16 @@ class MemoryStore:
             chain_id = new_id
             self.db.execute("UPDATE memories SET chain_id = ? WHERE id = ?", (chain_id, new_id))
         self._event(new_id, chain_id, user_id, "created", "system", version=version)
+        if spec.get("correction"):  # the user said so explicitly ("anzi", "actually", "其实"): an update, not a doubt
+            self._event(new_id, chain_id, user_id, "stated_as_correction", "user")
+        if self.track_checks:
+            self.db.execute(
+                "INSERT OR IGNORE INTO memory_outbox(memory_id, user_id, created_at) VALUES (?, ?, ?)",
+                (new_id, user_id, now),
+            )
         if incumbents and wins:
             for inc in incumbents:
-                self.db.execute(
-                    "UPDATE memories SET is_active = 0, superseded_by = ?, superseded_at = ? WHERE id = ?",
-                    (new_id, now, int(inc["id"])),
-                )
+                self.db.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (new_id, int(inc["id"])))
                 self._event(int(inc["id"]), chain_id, user_id, "superseded", "version-rule", by=new_id)
         elif beaten_by is not None:
             self._event(new_id, chain_id, user_id, "lost", "version-rule", to=beaten_by)
@@ -661,6 +725,13 @@ class MemoryStore:
     ) -> MemoryItem:
         item = self._get(id_, user_id=user_id)
         with self.db.transaction():
+            if active and not item.is_active:
+                holder = self.active_in_slot(item)
+                if holder is not None:
+                    raise InvalidInputError(
+                        f"Memory {item.id} cannot become active: version {holder.id} is active in its slot "
+                        f"({item.key!r}); deactivate that one first."
+                    )
             if active:
                 self.db.execute(
                     "UPDATE memories SET is_active = 1, superseded_at = NULL WHERE id = ?", (item.id,)
@@ -711,6 +782,33 @@ class MemoryStore:
         with self.db.transaction():
             self.db.execute("UPDATE memories SET context = ? WHERE id = ?", (context, item.id))
             self._event(item.id, item.chain_id, item.user_id, "annotated", actor, context=context, **details)
+        return self.get(item.id, user_id=item.user_id)
+
+    def set_key(
+        self, id: int, key: str | None, *, actor: str = "user", user_id: str | None = None, **details: Any
+    ) -> MemoryItem:
+        """Move a memory into another keyed slot, or out of any (``key=None``: a free fact); logged as an event.
+
+        Used when the user says two versions of one slot are both true: the newer leaves the slot and both stay
+        active.
+
+        Raises:
+            NotFoundError: unknown id (or not ``user_id``'s).
+            InvalidInputError: the memory is active and the target slot already has an active version.
+        """
+        item = self._get(id, user_id=user_id)
+        if key is not None:
+            key = check_text(key, name="key", owner="MemoryStore.set_key", max_chars=512)
+        with self.db.transaction():
+            if item.is_active and key is not None:
+                holder = self.active_in_slot(replace(item, key=key))
+                if holder is not None:
+                    raise InvalidInputError(
+                        f"Memory {item.id} cannot move into slot {key!r}: version {holder.id} is active there."
+                    )
+            self.db.execute("UPDATE memories SET key = ? WHERE id = ?", (key, item.id))
+            self._event(item.id, item.chain_id, item.user_id, "key_changed", actor, old=item.key, new=key, **details)
+        self._invalidate(item.user_id)
         return self.get(item.id, user_id=item.user_id)
 
     def clear_context(
@@ -883,6 +981,45 @@ class MemoryStore:
         )
         return {int(r["id"]) for r in rows}
 
+    def is_correction(self, id: int, *, user_id: str | None = None) -> bool:
+        """Whether the memory was stored from an explicit correction ("Anzi, chiamami Li Si", "actually ...").
+
+        Raises:
+            NotFoundError: unknown id (or not ``user_id``'s).
+        """
+        return any(e.event == "stated_as_correction" for e in self.events(id, user_id=user_id, chain=False))
+
+    def active_in_slot(self, item: MemoryItem) -> MemoryItem | None:
+        """The active memory of ``item``'s keyed slot other than ``item`` itself (``None`` for unkeyed items).
+
+        Example:
+            >>> from memlab.testing import FakeEmbedder
+            >>> st = MemoryStore(":memory:", embedder=FakeEmbedder())
+            >>> a = st.add("u1", "Abito a Roma", key="city"); b = st.add("u1", "Abito a Milano", key="city")
+            >>> st.active_in_slot(st.get(a.id, user_id="u1")).id == b.id, st.active_in_slot(st.get(b.id, user_id="u1"))
+            (True, None)
+        """
+        if item.key is None:
+            return None
+        row = self.db.query_one(
+            f"SELECT {_COLUMNS} FROM memories WHERE user_id = ? AND key = ? AND scope = ? AND type = ? "
+            "AND COALESCE(project_id, '') = COALESCE(?, '') AND is_active = 1 AND id != ?",
+            (item.user_id, item.key, item.scope, item.type, item.project_id, item.id),
+        )
+        return None if row is None else self._row_to_item(row)
+
+    def unchecked(self, limit: int = 1000) -> list[tuple[int, str]]:
+        """``(memory_id, user_id)`` of memories in the check outbox: stored while :attr:`track_checks` was on and
+        not yet handed to the checker (:meth:`mark_checked_queued`), oldest first."""
+        rows = self.db.query(
+            "SELECT memory_id, user_id FROM memory_outbox ORDER BY memory_id LIMIT ?", (int(limit),)
+        )
+        return [(int(r["memory_id"]), str(r["user_id"])) for r in rows]
+
+    def mark_checked_queued(self, memory_ids: Sequence[int]) -> None:
+        """Remove memories from the check outbox (call in the transaction that queues their checks)."""
+        self.db.executemany("DELETE FROM memory_outbox WHERE memory_id = ?", [(int(i),) for i in memory_ids])
+
     def find_containing(
         self, user_id: str, terms: Sequence[str], *, exclude_id: int | None = None, limit: int = 20
     ) -> list[MemoryItem]:
@@ -947,6 +1084,7 @@ class MemoryStore:
         return np.stack([np.frombuffer(by_id[int(i)], dtype=np.float32) for i in ids])
 
     def _allowed_ids(self, user_id: str, include_inactive: bool) -> NDArray[np.int64]:
+        self._sync()
         key = (user_id, include_inactive)
         ids = self._user_ids_cache.get(key)
         if ids is None:
@@ -1020,6 +1158,7 @@ class MemoryStore:
         types: Sequence[str] | None = None,
         k: int = 20,
         lang: str = "it",
+        awaiting: Collection[int] = (),
     ) -> str:
         """Prompt text with the user's **active** memories (superseded items never appear).
 
@@ -1030,7 +1169,9 @@ class MemoryStore:
             agent_type: names the consuming agent in the heading.
             types: keep only these memory types.
             k: max memories listed (an int >= 1).
-            lang: ``it`` or ``en`` heading.
+            lang: ``it``, ``en`` or ``zh`` heading.
+            awaiting: ids of memories whose version is provisional (an open contradiction the user has not answered
+                yet): marked so, so the model does not present them as settled.
 
         Raises:
             InvalidInputError: bad user id or k < 1.
@@ -1054,6 +1195,8 @@ class MemoryStore:
         lines = [head]
         for m in items:
             slot = f"[{m.key}] " if m.key else ""
-            extra = f" ({m.context})" if m.context else ""
-            lines.append(f"- {slot}{m.text}{extra}")
+            extra = f" ({one_line(m.context)})" if m.context else ""
+            if m.id in awaiting:
+                extra += f" [{messages(lang)['provisional']}]"
+            lines.append(f"- {slot}{one_line(m.text)}{extra}")  # one line each: no memory can open a section
         return "\n".join(lines)

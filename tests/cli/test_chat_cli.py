@@ -35,10 +35,10 @@ def test_acceptance_birthday_contradiction(tmp_path):
     memlab("chat", "--db", db, "--user", "u1", "--message", "Il mio compleanno è il 15 agosto")
     out = json.loads(memlab("chat", "--db", db, "--user", "u1", "--message", "Che ore sono?", "--json").stdout)
     resp = out["response"]
-    assert resp.startswith("[⚠️ CONTRADDIZIONE RILEVATA]")
+    assert resp.startswith("[⚠️ IMPORTANTE] Ho notato una contraddizione")
     block = resp.split("\n\n")[0]
-    for needle in ("12 luglio 1990", "15 agosto", "Quale informazione è corretta?", "A) la prima", "B) la seconda",
-                   "C) entrambe corrette (spiega il contesto)", "D) cancella entrambe"):
+    for needle in ("12 luglio 1990", "15 agosto", "Quale informazione è corretta?", "- A) La prima", "- B) La seconda",
+                   "- C) Entrambe sono corrette (spiega il contesto)", "- D) Cancella entrambe"):
         assert needle in block
     assert resp.endswith("(nessun modello configurato)")
     assert out["notifications_count"] >= 1
@@ -100,4 +100,4 @@ def test_no_wait_leaves_checks_queued_for_the_next_run(tmp_path):
     # the next (waiting) run first drains what the earlier processes left
     memlab("chat", "--db", db, "--user", "u1", "--message", "Buongiorno")
     out = json.loads(memlab("chat", "--db", db, "--user", "u1", "--message", "Che ore sono?", "--json").stdout)
-    assert out["response"].startswith("[⚠️ CONTRADDIZIONE RILEVATA]")
+    assert out["response"].startswith("[⚠️ IMPORTANTE] Ho notato una contraddizione")

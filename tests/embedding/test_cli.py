@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
+import numpy as np
 import pytest
 
 from memlab.cli.main import main
 from memlab.embedding import register_embedder
+from memlab.eval.runs import load_run
 from memlab.lab.calibrate import load_calibration
 from memlab.testing import FakeEmbedder
 
@@ -46,8 +46,12 @@ def test_bench_embedders(tiny_data, tmp_path, capsys):
     assert rc == 0
     out = capsys.readouterr().out
     assert "| snli | en | fake-bow |" in out and "| kvpi | zh | fake-bow |" in out
-    data = json.loads((tmp_path / "bench.json").read_text(encoding="utf-8"))
-    assert {r["dataset"] for r in data["rows"]} == {"snli", "rte3_ita", "kvpi"}
+    run = load_run(tmp_path)  # an eval run, read like any other
+    assert run.spec.task == "bench-embedders" and run.spec.params["embedders"] == ["fake-bow"]
+    assert {e.meta["dataset"] for e in run.examples()} == {"snli", "rte3_ita", "kvpi"}
+    assert run.metric() == pytest.approx(
+        np.mean([run.metric(f"{d}.fake-bow.recall_at_10_thr") for d in ("snli", "rte3_ita", "kvpi")]))
+    assert "| snli | en | fake-bow |" in (tmp_path / "bench.md").read_text(encoding="utf-8")
 
 
 def test_errors_are_clean(tmp_path, capsys):

@@ -141,3 +141,37 @@ def test_service_with_llm_extractor_over_loopback(server: FakeLLMServer) -> None
     r = svc.update_after_user_message("c1", MSG)
     assert [m.key for m in r.memories] == ["preferred_name", None]
     assert r.memories[0].source == "conv:c1/msg:1"
+
+
+def test_the_prompt_has_the_current_topic_and_the_known_facts() -> None:
+    """The extraction call sees TOPIC CORRENTE and FATTI GIÀ NOTI, so the model does not repeat known facts."""
+    from memlab.extraction.llm_extractor import build_extraction_messages
+
+    user = build_extraction_messages("Abito a Roma", topic="Viaggio a Tokyo",
+                                     known=["L'utente si chiama Li Si", "L'utente\nè nato il 12 luglio"])[1]["content"]
+    lines = user.splitlines()
+    assert lines[0] == "TOPIC CORRENTE: Viaggio a Tokyo"
+    assert lines[1:4] == ["FATTI GIÀ NOTI (non ripeterli):", "- L'utente si chiama Li Si", "- L'utente è nato il 12 luglio"]
+    assert lines[-2:] == ["RISPOSTA DELL'UTENTE:", "Abito a Roma"]
+    en = build_extraction_messages("I live in Rome", lang="en")[1]["content"].splitlines()
+    assert en[:3] == ["CURRENT TOPIC: General", "KNOWN FACTS (do not repeat them):", "(none)"]
+
+
+def test_the_service_passes_topic_and_known_facts_to_the_extractor(tmp_path) -> None:
+    from memlab.extraction import ConversationMemoryService, RuleExtractor
+    from memlab.store import MemoryStore
+    from memlab.testing import FakeEmbedder
+
+    seen: list[tuple[str | None, list[str]]] = []
+
+    class Spy(RuleExtractor):
+        def extract(self, message, **kw):  # type: ignore[override]
+            seen.append((kw.get("topic"), list(kw.get("known", ()))))
+            return super().extract(message, **kw)
+
+    with MemoryStore(tmp_path / "m.db", embedder=FakeEmbedder()) as store:
+        svc = ConversationMemoryService(store, Spy(), user_id="u1")
+        svc.update_after_user_message("c1", "Mi chiamo Anna", topic="Presentazioni")
+        svc.update_after_user_message("c1", "Abito a Roma", topic="Casa")
+    assert seen[0] == ("Presentazioni", [])
+    assert seen[1][0] == "Casa" and any("Anna" in k for k in seen[1][1])

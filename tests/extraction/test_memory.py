@@ -103,7 +103,7 @@ def test_persisted_across_reopen(tmp_path: Path) -> None:
         svc = _svc(s)
         svc.update_after_user_message("c1", "Chiamami Li Si")
         svc.mark_topic_explored("c1", "lavoro", "moderate", label="Lavoro", covered=["ruolo"], missing=["orari"])
-        svc.record_unanswered("c1", "età", priority=2, skip_reason="user declined")
+        svc.record_unanswered("c1", "età", priority="high", skip_reason="user_declined")
         before = svc.get("c1")
     with MemoryStore(path, embedder=FakeEmbedder()) as s:
         after = _svc(s).get("c1")
@@ -116,8 +116,8 @@ def test_topics_accumulate_and_unanswered_attempts(store: MemoryStore) -> None:
     t = svc.mark_topic_explored("c1", "lavoro", Coverage.MODERATE, covered=["ruolo"])
     assert t.coverage is Coverage.MODERATE and t.covered == ("azienda", "ruolo") and t.missing == ("orari",)
     svc.record_unanswered("c1", "età")
-    a = svc.record_unanswered("c1", "età", skip_reason="fatigue")
-    assert a.attempts == 2 and a.skip_reason == "fatigue"
+    a = svc.record_unanswered("c1", "età", skip_reason="time_limit")
+    assert a.attempts == 2 and a.skip_reason == "time_limit" and a.priority == "medium"
     svc.resolve_unanswered("c1", "età")
     assert svc.get("c1").unanswered == ()
 
@@ -197,3 +197,20 @@ def test_birthday_without_year_repeats_full_date(store: MemoryStore) -> None:
     assert r.memories == () and len(r.known) == 1  # same day-month: known, the full date stays active
     r = svc.update_after_user_message("c1", "Il mio compleanno è il 15 agosto")
     assert [m.value for m in r.memories] == ["--08-15"]  # a different day: a new version (the detector asks)
+
+
+def test_priorities_and_skip_reasons_are_the_specified_values(store: MemoryStore) -> None:
+    from memlab.errors import InvalidInputError
+
+    svc = _svc(store)
+    svc.record_unanswered("c1", "budget", priority="low", skip_reason="off_topic")
+    svc.record_unanswered("c1", "età", priority="high")
+    assert [(a.area, a.priority.value) for a in svc.get("c1").unanswered] == [("età", "high"), ("budget", "low")]
+    for bad in ({"priority": 2}, {"priority": "urgent"}, {"skip_reason": "user declined"}):
+        with pytest.raises(InvalidInputError):
+            svc.record_unanswered("c1", "lavoro", **bad)
+    assert "lavoro" not in [a.area for a in svc.get("c1").unanswered]  # nothing written on a refused call
+    # a file written by an earlier version (ranks 1..5, free-text reasons) still reads
+    store.db.execute("UPDATE conv_unanswered SET priority = 4, skip_reason = 'stanco' WHERE area = 'budget'")
+    (old,) = [a for a in svc.get("c1").unanswered if a.area == "budget"]
+    assert old.priority.value == "low" and old.skip_reason is None

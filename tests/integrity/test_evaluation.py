@@ -10,6 +10,7 @@ import pytest
 
 from memlab.errors import InvalidInputError
 from memlab.eval.integrity import build_units, evaluate_integrity
+from memlab.eval.runs import load_run
 from memlab.records import Label
 from memlab.testing import ScriptedJudge
 
@@ -94,7 +95,10 @@ def test_bench_tiny(tmp_path: Path, minilm: Any) -> None:
     assert all(r["recall_at_10"] == 1.0 for r in res.indexes if r["factory"] == "Flat")
     # the index table names the embedder whose vectors it searched
     assert {r["vectors"] for r in res.indexes} == {f"real {minilm.name} corpus", "random unit"}
-    assert (tmp_path / "bench.json").exists() and "| stage |" in res.to_markdown()
+    assert "| stage |" in res.to_markdown() and "| stage |" in (tmp_path / "bench.md").read_text()
+    run = load_run(tmp_path)  # an eval run: `memlab eval show/compare` read it
+    assert run.spec.task == "bench-integrity" and run.metric() == pytest.approx(res.stages["check"]["p50"])
+    assert len([e for e in run.examples() if e.group == "check"]) == 5
 
 
 def test_task_is_registered_for_the_suite(tmp_path: Path) -> None:

@@ -52,15 +52,26 @@ def test_discovery_and_routing_across_two_servers(memory_server: ThreadedServer,
     assert sorted(out["refreshed"]) == sorted(names)
 
 
-def test_in_process_and_stdio_targets_mix() -> None:
-    """An SDK server object is a valid target too (no network at all)."""
+def test_in_process_and_stdio_targets_mix(lab: Memlab) -> None:
+    """An SDK server object (in-process) and a subprocess over stdio behind one registry."""
+    import sys
+
+    from mcp import StdioServerParameters
+
+    lab.store.add("alice", "Abito a Roma", key="home_city")
+    stdio = StdioServerParameters(command=sys.executable, args=["-m", "memlab.cli.main", "mcp", "serve", "datetime",
+                                                                "--transport", "stdio"])
 
     async def main() -> Any:
-        async with MCPRegistry({"time": make_server("datetime")}) as reg:
-            return await reg.call_tool("time.now", {})
+        async with MCPRegistry({"memory": make_server("memory", user_id="alice", lab=lab), "time": stdio}) as reg:
+            return sorted(reg.tools), await reg.call_tool("time.now", {"timezone": "Europe/Rome"}), \
+                await reg.call_tool("memory.search", {"query": "Roma"})
 
-    res = anyio.run(main)
-    assert not res.is_error and res.data["timezone"] == "UTC" and res.attempts == 1
+    names, now, found = anyio.run(main)
+    assert names == ["memory.add", "memory.history", "memory.notifications_list", "memory.resolve", "memory.search",
+                     "time.now"]
+    assert not now.is_error and now.data["timezone"] == "Europe/Rome" and now.attempts == 1
+    assert found.data["memories"][0]["text"] == "Abito a Roma"
 
 
 def test_call_retries_and_reconnects_after_the_server_restarts() -> None:

@@ -129,3 +129,27 @@ def test_bad_stepper_input(lab: Memlab) -> None:
         turn(ScriptedLLM(["x"]), lab, "   ")
     with pytest.raises(InvalidInputError, match="max_steps"):
         turn(ScriptedLLM(["x"]), lab, "ciao", max_steps=0)
+
+
+def test_openai_streaming_tool_call_deltas(fake: FakeLLMServer, lab: Memlab) -> None:
+    """Streamed tool calls (arguments split across deltas) go through the same single-tool rule."""
+    from memlab.llm.fake_server import openai_stream
+
+    lab.store.add("alice", "Abito a Roma", key="home_city")
+    fake.queue("/v1/chat/completions",
+               openai_stream("", tool_calls=[("memory__search", {"query": "dove abito"}), ("time__now", {})]),
+               openai_stream("Abiti a Roma."))
+    tokens: list[str] = []
+    llm = OpenAICompatLLM(model="m", base_url=fake.url + "/v1", max_retries=0, stream=True)
+    res = turn(llm, lab, "Dove abito?", tool_name_sep="__", on_token=tokens.append)
+    assert res.content == "Abiti a Roma." and "".join(tokens) == "Abiti a Roma."
+    assert res.tool_calls == ["memory__search"] and res.steps[0].dropped == ("time__now",)
+    assert json.loads(res.steps[0].result)["memories"][0]["text"] == "Abito a Roma"
+
+
+def test_enable_tools_false_is_one_plain_call(fake: FakeLLMServer) -> None:
+    fake.queue("/api/chat", ollama_answer("Ciao!"))
+    llm = OllamaLLM(model="m", base_url=fake.url, max_retries=0)
+    res = anyio.run(lambda: run_turn_stepper(llm, None, "ciao", enable_tools=False))
+    assert res.content == "Ciao!" and res.stopped == "answer" and len(res.steps) == 1
+    assert not fake.posted("/api/chat")[0].get("tools")

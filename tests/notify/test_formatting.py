@@ -35,17 +35,23 @@ def _note(id_, urgency, type_=NotificationType.EVENT, **kw):
 
 
 def test_high_contradiction_block_italian_exact():
-    assert format_notification(_contra()).splitlines() == [
-        "[⚠️ CONTRADDIZIONE RILEVATA]",
-        "Ho trovato due informazioni in conflitto:",
-        '1. "Sono nato il 12 luglio 1990"',
-        '2. "Il mio compleanno è il 15 agosto"',
+    """The block as the product's specification words it, options carrying the values the detector compared."""
+    n = replace(_contra(), payload={**_contra().payload, "new_id": 2,
+                                    "explanation": "Il dato «compleanno» non coincide: prima 12 luglio, ora 15 agosto.",
+                                    "details": {"spans": ["12 luglio", "15 agosto"]}})
+    assert format_notification(n).splitlines() == [
+        "[⚠️ IMPORTANTE] Ho notato una contraddizione nella memoria:",
+        '1. Memoria precedente: "Sono nato il 12 luglio 1990"',
+        '2. Memoria nuova: "Il mio compleanno è il 15 agosto"',
+        "Il dato «compleanno» non coincide: prima 12 luglio, ora 15 agosto.",
         "Quale informazione è corretta?",
-        "A) la prima",
-        "B) la seconda",
-        "C) entrambe corrette (spiega il contesto)",
-        "D) cancella entrambe",
+        "- A) La prima (12 luglio)",
+        "- B) La seconda (15 agosto)",
+        "- C) Entrambe sono corrette (spiega il contesto)",
+        "- D) Cancella entrambe",
     ]
+    # without recorded values the options stay plain
+    assert format_notification(_contra()).splitlines()[-4:-2] == ["- A) La prima", "- B) La seconda"]
 
 
 def test_high_block_english_chinese_text_and_explanation():
@@ -53,16 +59,20 @@ def test_high_block_english_chinese_text_and_explanation():
         "first": {"id": 1, "text": "我叫张三"}, "second": {"id": 2, "text": "叫我李四"},
         "explanation": "Two different names."})
     lines = format_notification(n, "en").splitlines()
-    assert lines[0] == "[⚠️ CONTRADICTION DETECTED]"
-    assert lines[2:5] == ['1. "我叫张三"', '2. "叫我李四"', "Two different names."]
-    assert lines[-4:] == ["A) the first", "B) the second", "C) both correct (explain the context)", "D) delete both"]
+    assert lines[0] == "[⚠️ IMPORTANT] I noticed a contradiction in my memory:"
+    assert lines[1:4] == ['1. Previous memory: "我叫张三"', '2. New memory: "叫我李四"', "Two different names."]
+    assert lines[-4:] == ["- A) The first", "- B) The second", "- C) Both are correct (explain the context)",
+                          "- D) Delete both"]
+    zh = format_notification(n, "zh").splitlines()
+    assert zh[0] == "[⚠️ 重要] 我注意到记忆中有矛盾：" and zh[1] == '1. 之前的记忆: "我叫张三"'
+    assert zh[-5:] == ["哪条信息是正确的？", "- A) 第一条", "- B) 第二条", "- C) 两条都正确（请说明背景）", "- D) 两条都删除"]
 
 
 def test_other_high_and_several_blocks():
     ev = _note(5, Urgency.HIGH)
     assert format_notification(ev) == "[⚠️ IMPORTANTE] evento 5"
     block = format_high_block([_contra(1), _contra(2)])
-    assert block.count("[⚠️ CONTRADDIZIONE RILEVATA]") == 2
+    assert block.count("[⚠️ IMPORTANTE] Ho notato una contraddizione nella memoria:") == 2
     assert "(notifica n. 1; rispondi con A, B, C o D)" in block and "notifica n. 2" in block
     assert format_high_block([]) == ""
     with pytest.raises(InvalidInputError):

@@ -42,6 +42,10 @@ def test_choice_applied_recorded_and_undone(store, keyed, choice):
     r = svc.resolve(n.id, choice.lower(), note, user_id="u1")
     assert r.status is NotificationStatus.RESOLVED and r.choice == choice and r.note == note
     assert (store.get(a.id, user_id="u1").is_active, store.get(b.id, user_id="u1").is_active) == EXPECTED[choice]
+    if keyed and choice == "C":
+        # one active version per slot: the newer statement leaves the slot as a free fact, the older takes it back
+        assert (store.get(a.id, user_id="u1").key, store.get(b.id, user_id="u1").key) == ("birthday", None)
+        assert svc.resolution(n.id, user_id="u1")["unkeyed"] == {str(b.id): "birthday"}
     if choice == "C":
         assert store.get(a.id, user_id="u1").context == note and store.get(b.id, user_id="u1").context == note
     # nothing is ever deleted
@@ -57,6 +61,7 @@ def test_choice_applied_recorded_and_undone(store, keyed, choice):
     u = svc.undo(n.id, user_id="u1")
     assert u.is_open and u.choice is None
     assert {m.id: (store.get(m.id, user_id="u1").is_active, store.get(m.id, user_id="u1").context) for m in (a, b)} == before
+    assert store.get(b.id, user_id="u1").key == ("birthday" if keyed else None)
     assert [e.event for e in svc.events(n.id, user_id="u1")][-2:] == ["resolved", "undone"]
     for m in (a, b):
         assert "resolution_undone" in [e.event for e in store.events(m.id, chain=False)]

@@ -139,3 +139,82 @@ def test_ingest_then_vector_query_in_chat(agent_server: ThreadedServer, lab: Mem
         assert events[-1] == ("done", {"content": expected, "tool_calls": ["vector.query"], "stopped": "answer"})
     alice.close()
     bob.close()
+
+
+def test_memlab_serve_also_serves_the_mcp_servers(agent_server: ThreadedServer, lab: Memlab) -> None:
+    """`ws://.../mcp` on the HTTP service: the key's user's memory server (same store as /api/memory)."""
+    import anyio
+
+    from memlab.mcp import MCPRegistry, ServerSpec
+
+    alice_key = ApiKeys(lab.store.db).add("alice")
+    lab.store.add("bob", "Il mio compleanno è il 3 marzo", key="birthday")
+    c = client(agent_server, lab, "alice")
+    c.post("/api/memory", json={"text": "Il mio compleanno è il 12 luglio", "key": "birthday"})
+    c.post("/v1/ingest", json={"content": "Il mio gatto si chiama Miao.", "source": "gatto.txt"})
+    base = agent_server.url.replace("http://", "ws://")
+
+    async def main() -> Any:
+        servers = {"memory": ServerSpec(base + "/mcp", token=alice_key), "time": base + "/mcp/datetime",
+                   "vector": ServerSpec(base + "/mcp/semantic", token=alice_key)}
+        async with MCPRegistry(servers) as reg:
+            found = await reg.call_tool("memory.search", {"query": "compleanno", "k": 10})
+            added = await reg.call_tool("memory.add", {"text": "Abito a Roma", "key": "home_city"})
+            doc = await reg.call_tool("vector.query", {"query": "gatto"})
+            now = await reg.call_tool("time.now", {})
+            return sorted(reg.tools), found, added, doc, now
+
+    names, found, added, doc, now = anyio.run(main)
+    assert names == ["memory.add", "memory.history", "memory.notifications_list", "memory.resolve",
+                     "memory.search", "time.now", "vector.query"]
+    assert [m["text"] for m in found.data["memories"]] == ["Il mio compleanno è il 12 luglio"]
+    assert not added.is_error
+    listed = c.get("/api/memory").json()
+    assert sorted(m["text"] for m in listed) == ["Abito a Roma", "Il mio compleanno è il 12 luglio"]
+    assert doc.data["chunks"][0]["text"] == "Il mio gatto si chiama Miao." and now.data["timezone"] == "UTC"
+    c.close()
+
+
+def test_mcp_websocket_on_memlab_serve_needs_a_key(agent_server: ThreadedServer) -> None:
+    import anyio
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import InvalidStatus
+
+    url = agent_server.url.replace("http://", "ws://") + "/mcp"
+
+    async def attempt(headers: dict[str, str]) -> int:
+        try:
+            async with connect(url, additional_headers=headers):
+                return 101
+        except InvalidStatus as exc:
+            return exc.response.status_code
+
+    async def main() -> list[int]:
+        return [await attempt({}), await attempt({"Authorization": "Bearer mlk_wrong"})]
+
+    assert anyio.run(main) == [403, 403]
+
+
+def test_chat_accepts_the_seeds_messages_form_and_enable_tools(agent_server: ThreadedServer, lab: Memlab,
+                                                              fake: FakeLLMServer) -> None:
+    c = client(agent_server, lab, "alice")
+    fake.queue("/api/chat", ollama_answer("Ciao Giulia!"), ollama_answer("Certo."))
+    seed_body = {"messages": [{"role": "user", "content": "Mi chiamo Giulia"},
+                              {"role": "assistant", "content": "Piacere!"},
+                              {"role": "user", "content": "Salutami"}], "enable_tools": False}
+    events, _ = sse(c, seed_body)
+    assert {e for e, _ in events[:-1]} == {"token"}
+    assert "".join(d["text"] for _, d in events[:-1]) == "Ciao Giulia!"
+    assert events[-1] == ("done", {"content": "Ciao Giulia!", "tool_calls": [], "stopped": "answer"})
+    sent = fake.posted("/api/chat")[0]
+    assert not sent.get("tools")  # enable_tools: false offers no tools
+    assert [m["role"] for m in sent["messages"]] == ["system", "user", "assistant", "user"]
+    assert sent["messages"][-1]["content"] == "Salutami"
+    events, _ = sse(c, {"messages": [{"role": "user", "content": "ok?"}]})  # tools on by default
+    assert events[-1][1]["content"] == "Certo." and fake.posted("/api/chat")[1]["tools"]
+    for bad in ({"message": "a", "messages": [{"role": "user", "content": "b"}]},
+                {"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]},
+                {"messages": [{"role": "user", "content": "a"}], "history": [{"role": "user", "content": "b"}]},
+                {}):
+        assert c.post("/v1/chat", json=bad).status_code == 422, bad
+    c.close()

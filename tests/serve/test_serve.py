@@ -300,9 +300,11 @@ def test_bench_serve_tiny_run(tmp_path: Path) -> None:
 
     assert main(["bench", "serve", "--requests", "6", "--clients", "2", "--embedder", "minilm", "--judge", "lexical",
                  "--out", str(tmp_path)]) == 0
-    import json
+    from memlab.eval.runs import load_run
 
-    res = json.loads((tmp_path / "bench.json").read_text(encoding="utf-8"))
-    assert [r["op"] for r in res["rows"]] == ["add", "search", "turn"]
-    assert all(r["errors"] == 0 and r["requests"] == 6 and r["requests_per_s"] > 0 for r in res["rows"])
-    assert all(0 < r["p50_ms"] <= r["p95_ms"] for r in res["rows"])
+    run = load_run(tmp_path)  # an eval run: `memlab eval show/compare` read it
+    assert run.spec.task == "bench-serve" and run.spec.params["clients"] == 2 and run.metric() > 0
+    rows = [e.meta for e in run.examples()]
+    assert [r["op"] for r in rows] == ["add", "search", "turn"]
+    assert all(r["errors"] == 0 and r["requests"] == 6 and r["requests_per_s"] > 0 for r in rows)
+    assert all(0 < r["p50_ms"] <= r["p95_ms"] for r in rows)

@@ -17,15 +17,17 @@ Index comparison: each FAISS factory (``FaissIndex(dim, factory=...)``) is built
 real embedded store, and the random set when ``n > store_limit``) and searched with single queries;
 recall@10 is measured against exact search (``Flat``). Parameters: HNSW ``efSearch=64``, IVF
 ``nprobe=16`` (set with ``faiss.ParameterSpace``).
+
+With ``out`` the run is written as an eval run (``bench-integrity``: ``metrics.stages.<stage>.p50|p95|mean`` and
+``metrics.figures``; one example per checked fact and per index configuration), see :mod:`memlab.lab.bench.runs`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +51,9 @@ class IntegrityBenchResult:
     figures: dict[str, Any] = field(default_factory=dict)
     indexes: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    seed: int = 0
+    facts: list[dict[str, Any]] = field(default_factory=list)
+    """Per checked fact: its stage milliseconds, candidates and whether a contradiction was found."""
 
     def to_markdown(self) -> str:
         """Per-stage table, index comparison and notes, as markdown."""
@@ -68,6 +73,26 @@ class IntegrityBenchResult:
                              f"{r['p50_ms']:.3f} | {r['p95_ms']:.3f} | {r['recall_at_10']:.3f} |")
         lines += [""] + [f"- {n}" for n in self.notes]
         return "\n".join(lines)
+
+    def write(self, out_dir: str | Path) -> Path:
+        """Write the ``bench-integrity`` eval run (and ``bench.md``) into ``out_dir``; returns it."""
+        from memlab.lab.bench.runs import write_bench_run
+
+        examples = [
+            {"id": f"fact/{f['i']}", "group": "check", "latency_ms": f["check_ms"],
+             "pred": "contradiction" if f["has_contradiction"] else "none", "meta": f}
+            for f in self.facts
+        ] + [
+            {"id": f"index/{r['vectors']}/{r['factory']}", "group": "index", "latency_ms": r["p50_ms"],
+             "error": r.get("skipped"), "meta": r}
+            for r in self.indexes
+        ]
+        params = {"embedder": self.embedder, "judge": self.judge, "n_queries": self.n_queries,
+                  "store_n": self.store_n, "indexes": sorted({r["factory"] for r in self.indexes})}
+        write_bench_run(out_dir, "integrity", params=params, seed=self.seed, n=self.n,
+                        metrics={"stages": self.stages, "figures": self.figures}, primary_metric="stages.check.p50",
+                        examples=examples, notes=self.notes, markdown=self.to_markdown(), judge=self.judge)
+        return Path(out_dir)
 
 
 def _stats(xs: list[float]) -> dict[str, float]:
@@ -132,6 +157,104 @@ def _compare_indexes(vecs: np.ndarray, queries: np.ndarray, factories: list[str]
     return rows
 
 
+def _resolve_judge(judge: Any, notes: list[str]) -> tuple[Any, str]:
+    """The judge (warmed up) and its name; one that does not load is ``None`` with a note saying why."""
+    from memlab.errors import MemlabError
+
+    judge_obj: Any = None
+    judge_name = "none"
+    if judge is not None:
+        from memlab.judges import resolve_judge
+
+        try:
+            judge_obj, judge_name = resolve_judge(judge)
+            if judge_obj is not None:
+                judge_obj.judge([("warm-up", "warm-up")])
+        except (MemlabError, ImportError) as exc:
+            notes.append(f"judge stage n/a: load_judge({judge!r}) failed: {type(exc).__name__}: {exc}")
+            judge_obj, judge_name = None, f"{judge} (n/a)"
+    return judge_obj, judge_name
+
+
+def _filled_store(emb: Any, path: Path, texts: list[str], res: IntegrityBenchResult) -> Any:
+    """A real store holding ``texts`` for one user (embedding and fill times go into ``res.figures``)."""
+    from memlab.store import MemoryStore
+
+    emb.embed(["warm-up"])
+    t = time.perf_counter()
+    vecs = emb.embed(texts)
+    res.figures["store_embed_s (unique texts, cached)"] = time.perf_counter() - t
+    store = MemoryStore(path, embedder=emb)
+    t = time.perf_counter()
+    for s in range(0, len(texts), 2000):
+        store.add_many("bench-user", texts[s : s + 2000], embeddings=vecs[s : s + 2000])
+    res.figures["store_fill_s"] = time.perf_counter() - t
+    return store
+
+
+def _time_checks(emb: Any, store: Any, checker: Any, new_texts: list[str], res: IntegrityBenchResult) -> bool:
+    """Embed, add and check each new fact, timing every stage; fill ``res``. True when the judge stage ran."""
+    lat: dict[str, list[float]] = {k: [] for k in ("embed", "store_add", "faiss", "candidates", "entities",
+                                                    "patterns", "judge", "check", "total")}
+    n_cands: list[int] = []
+    n_found = 0
+    t_all = time.perf_counter()
+    for i, txt in enumerate(new_texts):
+        t0 = time.perf_counter()
+        v = emb.embed([txt])
+        t1 = time.perf_counter()
+        item = store.add("bench-user", txt, embedding=v[0])
+        t2 = time.perf_counter()
+        store.search_by_vector("bench-user", v[0], 10, exclude=[item.id])
+        t3 = time.perf_counter()
+        r = checker.check(item)
+        t4 = time.perf_counter()
+        lat["embed"].append((t1 - t0) * 1000)
+        lat["store_add"].append((t2 - t1) * 1000)
+        lat["faiss"].append((t3 - t2) * 1000)
+        lat["check"].append((t4 - t3) * 1000)
+        lat["total"].append((t4 - t3 + t2 - t0) * 1000)
+        for k in ("candidates", "entities", "patterns", "judge"):
+            if k in r.stage_ms:
+                lat[k].append(float(r.stage_ms[k]))
+        n_cands.append(r.n_candidates)
+        n_found += int(r.has_contradiction)
+        res.facts.append({"i": i, "text": txt, "check_ms": lat["check"][-1], "total_ms": lat["total"][-1],
+                          "stage_ms": {k: float(v) for k, v in r.stage_ms.items()}, "n_candidates": r.n_candidates,
+                          "has_contradiction": bool(r.has_contradiction)})
+    elapsed = time.perf_counter() - t_all - sum(lat["faiss"]) / 1000  # the extra FAISS probe is not product work
+    res.stages = {k: _stats(v) for k, v in lat.items() if v}
+    res.figures["facts_per_s (embed+add+check)"] = len(new_texts) / elapsed if elapsed > 0 else float("nan")
+    res.figures["mean_candidates"] = float(np.mean(n_cands)) if n_cands else 0.0
+    res.figures["facts_with_contradiction"] = n_found
+    res.figures["candidate_threshold"] = checker.candidate_threshold
+    return bool(lat["judge"])
+
+
+def _random_indexes(emb: Any, res: IntegrityBenchResult, factories: list[str], seed: int, notes: list[str]) -> None:
+    """The index comparison at the full ``n`` on random unit vectors (and the Flat search as a stage)."""
+    n, store_n = res.n, res.store_n
+    notes.append(f"FAISS at N={n:,}: RANDOM unit vectors (seed {seed}), not embedded texts; the real-store "
+                 f"stages above use N={store_n:,} real memories.")
+    rnd = _random_unit(n, emb.dim, seed)
+    q_rnd = _random_unit(res.n_queries, emb.dim, seed + 1)
+    res.indexes += _compare_indexes(rnd, q_rnd, factories, "random unit", seed)
+    flat = [r for r in res.indexes if r["vectors"] == "random unit" and r["factory"] == "Flat"]
+    if flat:
+        res.stages[f"faiss@{n:,} (random, Flat)"] = {"p50": flat[0]["p50_ms"], "p95": flat[0]["p95_ms"],
+                                                    "mean": float("nan")}
+    del rnd
+
+
+def _machine_note(res: IntegrityBenchResult, notes: list[str]) -> None:
+    try:
+        res.figures["load_average_1m"] = os.getloadavg()[0]
+        notes.append(f"machine: {os.cpu_count()} CPUs, 1-min load average {os.getloadavg()[0]:.1f} at the end "
+                     "(shared machine: latencies include contention).")
+    except OSError:
+        pass
+
+
 def run_integrity_bench(
     n: int = 10_000,
     n_queries: int = 200,
@@ -156,109 +279,41 @@ def run_integrity_bench(
         large_indexes: factories for the random set at ``n`` (default: ``indexes``); building HNSW on 1M vectors
             takes long on 2 cores.
         seed: corpus / vector seed.
-        out: directory for ``bench.json`` and ``bench.md``.
+        out: directory for the ``bench-integrity`` eval run (:meth:`IntegrityBenchResult.write`).
 
     Returns:
         An :class:`IntegrityBenchResult`.
     """
     from memlab.embedding import resolve_embedder
-    from memlab.errors import MemlabError
     from memlab.integrity import SemanticIntegrityChecker
-    from memlab.store import MemoryStore
 
     emb = resolve_embedder(embedder)
     store_n = min(n, store_limit)
     notes: list[str] = []
-    judge_obj: Any = None
-    judge_name = "none"
-    if judge is not None:
-        from memlab.judges import resolve_judge
-
-        try:
-            judge_obj, judge_name = resolve_judge(judge)
-            if judge_obj is not None:
-                judge_obj.judge([("warm-up", "warm-up")])
-        except (MemlabError, ImportError) as exc:
-            notes.append(f"judge stage n/a: load_judge({judge!r}) failed: {type(exc).__name__}: {exc}")
-            judge_obj, judge_name = None, f"{judge} (n/a)"
+    judge_obj, judge_name = _resolve_judge(judge, notes)
     levels = ("entities", "patterns", "judge") if judge_obj is not None else ("entities", "patterns")
     res = IntegrityBenchResult(n=n, n_queries=n_queries, store_n=store_n, embedder=getattr(emb, "name", "?"),
-                               judge=judge_name)
+                               judge=judge_name, seed=seed)
     texts = fact_corpus(store_n, seed=seed)
     new_texts = [f"{t} ({i})" for i, t in enumerate(fact_corpus(n_queries, seed=seed + 1))]
     tmp = tempfile.TemporaryDirectory()
     try:
-        emb.embed(["warm-up"])
-        t = time.perf_counter()
-        vecs = emb.embed(texts)
-        res.figures["store_embed_s (unique texts, cached)"] = time.perf_counter() - t
-        store = MemoryStore(Path(tmp.name) / "bench.db", embedder=emb)
-        t = time.perf_counter()
-        for s in range(0, store_n, 2000):
-            store.add_many("bench-user", texts[s : s + 2000], embeddings=vecs[s : s + 2000])
-        res.figures["store_fill_s"] = time.perf_counter() - t
+        store = _filled_store(emb, Path(tmp.name) / "bench.db", texts, res)
         checker = SemanticIntegrityChecker(store, judge_obj, levels=levels)
-        lat: dict[str, list[float]] = {k: [] for k in ("embed", "store_add", "faiss", "candidates", "entities",
-                                                        "patterns", "judge", "check", "total")}
-        n_cands: list[int] = []
-        n_found = 0
-        t_all = time.perf_counter()
-        for txt in new_texts:
-            t0 = time.perf_counter()
-            v = emb.embed([txt])
-            t1 = time.perf_counter()
-            item = store.add("bench-user", txt, embedding=v[0])
-            t2 = time.perf_counter()
-            store.search_by_vector("bench-user", v[0], 10, exclude=[item.id])
-            t3 = time.perf_counter()
-            r = checker.check(item)
-            t4 = time.perf_counter()
-            lat["embed"].append((t1 - t0) * 1000)
-            lat["store_add"].append((t2 - t1) * 1000)
-            lat["faiss"].append((t3 - t2) * 1000)
-            lat["check"].append((t4 - t3) * 1000)
-            lat["total"].append((t4 - t3 + t2 - t0) * 1000)
-            for k in ("candidates", "entities", "patterns", "judge"):
-                if k in r.stage_ms:
-                    lat[k].append(float(r.stage_ms[k]))
-            n_cands.append(r.n_candidates)
-            n_found += int(r.has_contradiction)
-        elapsed = time.perf_counter() - t_all - sum(lat["faiss"]) / 1000  # the extra FAISS probe is not product work
-        res.stages = {k: _stats(v) for k, v in lat.items() if v}
-        res.figures["facts_per_s (embed+add+check)"] = n_queries / elapsed if elapsed > 0 else float("nan")
-        res.figures["mean_candidates"] = float(np.mean(n_cands)) if n_cands else 0.0
-        res.figures["facts_with_contradiction"] = n_found
-        res.figures["candidate_threshold"] = checker.candidate_threshold
+        judged = _time_checks(emb, store, checker, new_texts, res)
         real = np.asarray(store.vectors([m.id for m in store.list("bench-user", limit=store_n)]), dtype=np.float32)
         store.close()
-        if not lat["judge"]:
+        if not judged:
             notes.append("judge stage not measured (no judge).")
         q_real = emb.embed(new_texts)
         facs = indexes or ["Flat", "HNSW32", "IVF1024,Flat"]
         res.indexes += _compare_indexes(real, q_real, facs, f"real {res.embedder} corpus", seed)
         if n > store_limit:
-            notes.append(f"FAISS at N={n:,}: RANDOM unit vectors (seed {seed}), not embedded texts; the real-store "
-                         f"stages above use N={store_n:,} real memories.")
-            rnd = _random_unit(n, emb.dim, seed)
-            q_rnd = _random_unit(n_queries, emb.dim, seed + 1)
-            res.indexes += _compare_indexes(rnd, q_rnd, large_indexes or facs, "random unit", seed)
-            flat = [r for r in res.indexes if r["vectors"] == "random unit" and r["factory"] == "Flat"]
-            if flat:
-                res.stages[f"faiss@{n:,} (random, Flat)"] = {"p50": flat[0]["p50_ms"], "p95": flat[0]["p95_ms"],
-                                                            "mean": float("nan")}
-            del rnd
+            _random_indexes(emb, res, large_indexes or facs, seed, notes)
     finally:
         tmp.cleanup()
-    try:
-        res.figures["load_average_1m"] = os.getloadavg()[0]
-        notes.append(f"machine: {os.cpu_count()} CPUs, 1-min load average {os.getloadavg()[0]:.1f} at the end "
-                     "(shared machine: latencies include contention).")
-    except OSError:
-        pass
+    _machine_note(res, notes)
     res.notes = notes
     if out:
-        p = Path(out)
-        p.mkdir(parents=True, exist_ok=True)
-        (p / "bench.json").write_text(json.dumps(asdict(res), indent=2, default=str))
-        (p / "bench.md").write_text(res.to_markdown() + "\n")
+        res.write(out)
     return res

@@ -1,4 +1,7 @@
-"""Throughput of the default judge on short pairs: fp32 vs int8 dynamic quantisation (``memlab bench judge``)."""
+"""Throughput of the default judge on short pairs: fp32 vs int8 dynamic quantisation (``memlab bench judge``).
+
+:meth:`JudgeBenchResult.write` saves it as an eval run (``bench-judge``), see :mod:`memlab.lab.bench.runs`.
+"""
 
 from __future__ import annotations
 
@@ -32,6 +35,10 @@ class JudgeBenchResult(BaseModel):
     """Largest |P_fp32 - P_int8| over the pairs."""
     mean_chars: float
     """Mean characters per pair (premise + hypothesis)."""
+    weights: str | None = None
+    """Judge weights directory (``None``: the shipped weights)."""
+    seed: int | None = None
+    """Sample seed (``None``: the pairs were given)."""
 
     def to_markdown(self) -> str:
         """A small markdown table."""
@@ -43,6 +50,24 @@ class JudgeBenchResult(BaseModel):
             f"chars/pair; label agreement {self.label_agreement:.3f}, max |dP| {self.max_probability_gap:.3f}"
         )
         return "\n".join(lines)
+
+    def write(self, out_dir: str | Path, *, command: str | None = None) -> Path:
+        """Write the ``bench-judge`` eval run (and ``bench.md``) into ``out_dir``; returns it.
+
+        Metrics: ``pairs_per_second.<variant>``, ``load_seconds.<variant>``, ``label_agreement``,
+        ``max_probability_gap``, ``mean_chars``; one example per variant.
+        """
+        from memlab.lab.bench.runs import write_bench_run
+
+        metrics = self.model_dump(include={"pairs_per_second", "load_seconds", "label_agreement",
+                                           "max_probability_gap", "mean_chars"})
+        examples = [{"id": v, "group": v, "meta": {"pairs_per_second": pps, "load_seconds": self.load_seconds.get(v)}}
+                    for v, pps in self.pairs_per_second.items()]
+        params = {"batch_size": self.batch_size, "num_threads": self.num_threads, "weights": self.weights}
+        write_bench_run(out_dir, "judge", params=params, seed=self.seed, n=self.n_pairs, metrics=metrics,
+                        primary_metric="pairs_per_second.fp32", examples=examples, markdown=self.to_markdown(),
+                        judge="default", command=command)
+        return Path(out_dir)
 
 
 def run_judge_bench(
@@ -69,6 +94,7 @@ def run_judge_bench(
     """
     from memlab.judges.default import DefaultJudge
 
+    sampled = pairs is None
     if pairs is None:
         from memlab.datasets import load_pairs, sample_pairs
 
@@ -103,4 +129,6 @@ def run_judge_bench(
         label_agreement=agree,
         max_probability_gap=gap,
         mean_chars=float(np.mean([len(a) + len(b) for a, b in pairs])) if pairs else 0.0,
+        weights=str(weights) if weights is not None else None,
+        seed=seed if sampled else None,
     )

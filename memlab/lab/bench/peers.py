@@ -1064,6 +1064,21 @@ def _run_one(config: PeersConfig, rep: int, handles: dict[str, Any], result: Pee
              on_checkpoint: Callable[[PeersResult], None] | None = None,
              shared: dict[str, Any] | None = None) -> None:
     shared = {} if shared is None else shared  # state kept across repeats (the fill corpus vectors)
+    names = _live_systems(handles, result)
+    if with_quality:
+        _run_quality(handles, names, result, say)
+    run = _Repeat(config, rep, handles, names, result, say)
+    if config.fill_vectors == "precomputed":
+        run.corpus_vecs = _corpus_vectors(run, shared)
+    for size in config.sizes:
+        run.measure(size)
+        say(f"[repeat {rep}] N={size:,}: done")
+        if on_checkpoint is not None:
+            on_checkpoint(result)
+
+
+def _live_systems(handles: dict[str, Any], result: PeersResult) -> list[str]:
+    """The systems to drive: the checked memlab worker is closed and left out when it has no checker."""
     names = list(handles)
     if "memlab+check" in handles:
         info = handles["memlab+check"].call("info")
@@ -1072,123 +1087,158 @@ def _run_one(config: PeersConfig, rep: int, handles: dict[str, Any], result: Pee
         if info["checker"] is None:
             handles.pop("memlab+check").close()
             names.remove("memlab+check")
-    if with_quality:
-        say("quality scenarios (duplicates, updates)")
-        for name in names:
-            if name == "memlab+check" or (name == "memlab" and "memlab+check" in names):
-                continue
-            rows = handles[name].call("quality")
-            result.quality.extend(QualityRow(**r) for r in rows)
-        if "memlab+check" in names:
-            rows = handles["memlab+check"].call("quality")
-            result.quality.extend(QualityRow(**r) for r in rows)
-    max_n = config.sizes[-1]
-    texts = fact_corpus(max_n, seed=config.seed)
-    queries = fact_corpus(config.queries, seed=config.seed + 1)
-    probes = fact_corpus(sum(config.n_probes(n) for n in config.sizes), seed=config.seed + 2)
-    fillers = [n for n in names if n != "memlab+check"]
-    corpus_vecs = None
-    if config.fill_vectors == "precomputed":
-        if "vectors" not in shared:
-            say(f"embedding the fill corpus once ({max_n:,} texts, memlab worker)")
-            r = handles["memlab"].call("embed_corpus", texts)
-            shared.update(vectors=r["vectors"], s=r["s"])
-            result.notes.append(f"fill corpus embedded once: {max_n:,} texts in {r['s']:.1f} s "
+    return names
+
+
+def _run_quality(handles: dict[str, Any], names: list[str], result: PeersResult, say: Callable[[str], None]) -> None:
+    """The quality scenarios (duplicates, updates); memlab's are run by its checked worker when there is one."""
+    say("quality scenarios (duplicates, updates)")
+    for name in names:
+        if name == "memlab+check" or (name == "memlab" and "memlab+check" in names):
+            continue
+        rows = handles[name].call("quality")
+        result.quality.extend(QualityRow(**r) for r in rows)
+    if "memlab+check" in names:
+        rows = handles["memlab+check"].call("quality")
+        result.quality.extend(QualityRow(**r) for r in rows)
+
+
+def _corpus_vectors(run: _Repeat, shared: dict[str, Any]) -> Any:
+    """The fill corpus's vectors, embedded once (memlab worker, batched) and kept in ``shared`` across repeats."""
+    max_n = run.config.sizes[-1]
+    if "vectors" not in shared:
+        run.say(f"embedding the fill corpus once ({max_n:,} texts, memlab worker)")
+        r = run.handles["memlab"].call("embed_corpus", run.texts)
+        shared.update(vectors=r["vectors"], s=r["s"])
+        run.result.notes.append(f"fill corpus embedded once: {max_n:,} texts in {r['s']:.1f} s "
                                 f"({max_n / r['s']:.0f} texts/s, batched); both systems bulk-insert these vectors")
-        corpus_vecs = shared["vectors"]
-    busy = dict.fromkeys(names, 0.0)
-    stopped: dict[str, int] = {}
-    n_in = dict.fromkeys(names, 0)  # corpus texts already inside each system
-    probe_pos = 0
-    for size in config.sizes:
-        for s in names:
-            if s not in fillers and s not in stopped and busy[s] > config.budget_s:
-                stopped[s] = n_in[s] + probe_pos
-                result.notes.append(f"{s}: time budget {config.budget_s:.0f}s reached at {stopped[s]:,} items "
-                                    f"(repeat {rep}); larger sizes not measured.")
-        n_probe = config.n_probes(size)
-        target = size - n_probe - probe_pos  # corpus facts so that, after this size's probes, the store holds `size`
-        fill_s = dict.fromkeys(names, 0.0)
-        filled = dict.fromkeys(names, 0)
+    return shared["vectors"]
+
+
+class _Repeat:
+    """One repeat of the size sweep: the systems' state (items inside, busy time, budget stops) across sizes."""
+
+    def __init__(self, config: PeersConfig, rep: int, handles: dict[str, Any], names: list[str],
+                 result: PeersResult, say: Callable[[str], None]) -> None:
+        self.config, self.rep, self.handles, self.names, self.result, self.say = (
+            config, rep, handles, names, result, say)
+        self.texts = fact_corpus(config.sizes[-1], seed=config.seed)
+        self.queries = fact_corpus(config.queries, seed=config.seed + 1)
+        self.probes = fact_corpus(sum(config.n_probes(n) for n in config.sizes), seed=config.seed + 2)
+        self.fillers = [n for n in names if n != "memlab+check"]
+        self.corpus_vecs: Any = None
+        self.busy = dict.fromkeys(names, 0.0)
+        self.stopped: dict[str, int] = {}
+        self.n_in = dict.fromkeys(names, 0)  # corpus texts already inside each system
+        self.probe_pos = 0
+
+    def _stop(self, s: str) -> None:
+        self.stopped[s] = self.n_in[s] + self.probe_pos
+        self.result.notes.append(f"{s}: time budget {self.config.budget_s:.0f}s reached at {self.stopped[s]:,} "
+                                 f"items (repeat {self.rep}); larger sizes not measured.")
+
+    def measure(self, size: int) -> None:
+        """Fill every system up to ``size``, time the probe adds and the searches, and record the figures."""
+        for s in self.names:
+            if s not in self.fillers and s not in self.stopped and self.busy[s] > self.config.budget_s:
+                self._stop(s)
+        n_probe = self.config.n_probes(size)
+        target = size - n_probe - self.probe_pos  # corpus facts so that, after this size's probes, it holds `size`
+        self.say(f"[repeat {self.rep}] N={size:,}: filling")
+        fill_s, filled = self._fill(target)
+        if "memlab+check" in self.names:
+            self.n_in["memlab+check"] = self.n_in["memlab"]
+            if "memlab" in self.stopped:
+                self.stopped.setdefault("memlab+check", self.stopped["memlab"])
+        live = [s for s in self.names if s not in self.stopped]
+        self.say(f"[repeat {self.rep}] N={size:,}: {n_probe} probe adds, {len(self.queries)} searches "
+                 f"({', '.join(live)})")
+        lat, parts = self._probe(live, n_probe)
+        for s in self.names:
+            if s not in live:
+                self.result.figures.append(SystemFigures(repeat=self.rep, system=s, size=size, reached=False,
+                                                         n_items=self.stopped[s], note="time budget reached"))
+            else:
+                self.result.figures.append(self._figures(s, size, lat[s], parts.get(s, {}), fill_s[s], filled[s]))
+
+    def _fill(self, target: int) -> tuple[dict[str, float], dict[str, int]]:
+        """Bulk-fill the systems up to ``target`` corpus facts in alternating chunks; seconds and items per system."""
+        config, handles = self.config, self.handles
+        fill_s = dict.fromkeys(self.names, 0.0)
+        filled = dict.fromkeys(self.names, 0)
         # big chunks keep mem0's per-call index/docstore rewrite from dominating a bulk fill; small ones keep
         # the budget check responsive when mem0 is filled through its public add
         chunk_size = _FILL_CHUNK if config.mem0_fill == "add" else max(_FILL_CHUNK, min(5_000, target // 20))
         step = 0
-        say(f"[repeat {rep}] N={size:,}: filling")
-        while any(n_in[s] < target for s in fillers if s not in stopped):
-            for s in _order(fillers, step):
-                if s in stopped or n_in[s] >= target:
+        while any(self.n_in[s] < target for s in self.fillers if s not in self.stopped):
+            for s in _order(self.fillers, step):
+                if s in self.stopped or self.n_in[s] >= target:
                     continue
-                if busy[s] > config.budget_s:
-                    stopped[s] = n_in[s] + probe_pos
-                    result.notes.append(f"{s}: time budget {config.budget_s:.0f}s reached at {stopped[s]:,} items "
-                                        f"(repeat {rep}); larger sizes not measured.")
+                if self.busy[s] > config.budget_s:
+                    self._stop(s)
                     continue
-                chunk = texts[n_in[s] : min(target, n_in[s] + chunk_size)]
-                feed_check = s == "memlab" and "memlab+check" in names and "memlab+check" not in stopped
-                given = None if corpus_vecs is None else corpus_vecs[n_in[s] : n_in[s] + len(chunk)]
+                start = self.n_in[s]
+                chunk = self.texts[start : min(target, start + chunk_size)]
+                feed_check = s == "memlab" and "memlab+check" in self.names and "memlab+check" not in self.stopped
+                given = None if self.corpus_vecs is None else self.corpus_vecs[start : start + len(chunk)]
                 r = handles[s].call("fill", chunk, given, feed_check and given is None)
                 if given is not None:
                     r["vectors"] = given
                 if feed_check:
                     handles["memlab+check"].call("fill", chunk, r["vectors"], False)
-                n_in[s] += len(chunk)
+                self.n_in[s] += len(chunk)
                 filled[s] += len(chunk)
                 fill_s[s] += r["s"]
-                busy[s] += r["s"]
+                self.busy[s] += r["s"]
             step += 1
-        if "memlab+check" in names:
-            n_in["memlab+check"] = n_in["memlab"]
-            if "memlab" in stopped:
-                stopped.setdefault("memlab+check", stopped["memlab"])
-        live = [s for s in names if s not in stopped]
-        say(f"[repeat {rep}] N={size:,}: {n_probe} probe adds, {len(queries)} searches ({', '.join(live)})")
+        return fill_s, filled
+
+    def _probe(self, live: list[str], n_probe: int) -> tuple[dict[str, dict[str, list[float]]],
+                                                            dict[str, dict[str, list[float]]]]:
+        """Time ``n_probe`` single adds and the searches, interleaved; latencies and add-path parts per system."""
         lat: dict[str, dict[str, list[float]]] = {s: {"ms": [], "embed_ms": [], "check_ms": [], "s_ms": [],
                                                       "s_embed_ms": []} for s in live}
         parts: dict[str, dict[str, list[float]]] = {}
-        for i, text in enumerate(probes[probe_pos : probe_pos + n_probe]):
+        for i, text in enumerate(self.probes[self.probe_pos : self.probe_pos + n_probe]):
             for s in _order(live, i):
-                r = handles[s].call("add", text)
+                r = self.handles[s].call("add", text)
                 lat[s]["ms"].append(r["ms"])
                 lat[s]["embed_ms"].append(r["embed_ms"])
                 if "check_ms" in r:
                     lat[s]["check_ms"].append(r["check_ms"])
                 for k, v in r.get("parts", {}).items():
                     parts.setdefault(s, {}).setdefault(k, []).append(v)
-                busy[s] += r["ms"] / 1000
-        probe_pos += n_probe
+                self.busy[s] += r["ms"] / 1000
+        self.probe_pos += n_probe
         search_sys = [s for s in live if s != "memlab+check"]
-        for i, q in enumerate(queries):
+        for i, q in enumerate(self.queries):
             for s in _order(search_sys, i):
-                r = handles[s].call("search", q)
+                r = self.handles[s].call("search", q)
                 lat[s]["s_ms"].append(r["ms"])
                 lat[s]["s_embed_ms"].append(r["embed_ms"])
-                busy[s] += r["ms"] / 1000
-        for s in names:
-            if s not in live:
-                result.figures.append(SystemFigures(repeat=rep, system=s, size=size, reached=False,
-                                                    n_items=stopped[s], note="time budget reached"))
-                continue
-            st = handles[s].call("stats")
-            d = lat[s]
-            over = [a - e for a, e in zip(d["ms"], d["embed_ms"], strict=True)]
-            if d["check_ms"]:
-                over = [o - c for o, c in zip(over, d["check_ms"], strict=True)]
-            s_over = [a - e for a, e in zip(d["s_ms"], d["s_embed_ms"], strict=True)]
-            result.figures.append(SystemFigures(
-                repeat=rep, system=s, size=size, reached=True, n_items=int(st["n_items"]),
-                fill_s=fill_s[s] if s in fillers else None,
-                fill_items_per_s=(filled[s] / fill_s[s]) if s in fillers and fill_s[s] > 0 else None,
-                add_p50_ms=_pct(d["ms"], 50), add_p95_ms=_pct(d["ms"], 95),
-                embed_p50_ms=_pct(d["embed_ms"], 50), embed_p95_ms=_pct(d["embed_ms"], 95),
-                overhead_p50_ms=_pct(over, 50), overhead_p95_ms=_pct(over, 95),
-                check_p50_ms=_pct(d["check_ms"], 50), check_p95_ms=_pct(d["check_ms"], 95),
-                search_p50_ms=_pct(d["s_ms"], 50), search_p95_ms=_pct(d["s_ms"], 95),
-                search_overhead_p50_ms=_pct(s_over, 50),
-                parts_p50_ms={k: float(np.percentile(v, 50)) for k, v in parts.get(s, {}).items()},
-                persist_ms=st["persist_ms"], disk_mb=st["disk_mb"], wal_mb=st.get("wal_mb"), baseline_rss_mb=st["baseline_rss_mb"],
-                rss_mb=st["rss_mb"], peak_rss_mb=st["peak_rss_mb"],
-            ))
-        say(f"[repeat {rep}] N={size:,}: done")
-        if on_checkpoint is not None:
-            on_checkpoint(result)
+                self.busy[s] += r["ms"] / 1000
+        return lat, parts
+
+    def _figures(self, s: str, size: int, d: dict[str, list[float]], parts: dict[str, list[float]],
+                 fill_s: float, filled: int) -> SystemFigures:
+        """One system's figures at ``size`` (latency percentiles, store overhead, disk and memory)."""
+        st = self.handles[s].call("stats")
+        over = [a - e for a, e in zip(d["ms"], d["embed_ms"], strict=True)]
+        if d["check_ms"]:
+            over = [o - c for o, c in zip(over, d["check_ms"], strict=True)]
+        s_over = [a - e for a, e in zip(d["s_ms"], d["s_embed_ms"], strict=True)]
+        filler = s in self.fillers
+        return SystemFigures(
+            repeat=self.rep, system=s, size=size, reached=True, n_items=int(st["n_items"]),
+            fill_s=fill_s if filler else None,
+            fill_items_per_s=(filled / fill_s) if filler and fill_s > 0 else None,
+            add_p50_ms=_pct(d["ms"], 50), add_p95_ms=_pct(d["ms"], 95),
+            embed_p50_ms=_pct(d["embed_ms"], 50), embed_p95_ms=_pct(d["embed_ms"], 95),
+            overhead_p50_ms=_pct(over, 50), overhead_p95_ms=_pct(over, 95),
+            check_p50_ms=_pct(d["check_ms"], 50), check_p95_ms=_pct(d["check_ms"], 95),
+            search_p50_ms=_pct(d["s_ms"], 50), search_p95_ms=_pct(d["s_ms"], 95),
+            search_overhead_p50_ms=_pct(s_over, 50),
+            parts_p50_ms={k: float(np.percentile(v, 50)) for k, v in parts.items()},
+            persist_ms=st["persist_ms"], disk_mb=st["disk_mb"], wal_mb=st.get("wal_mb"),
+            baseline_rss_mb=st["baseline_rss_mb"], rss_mb=st["rss_mb"], peak_rss_mb=st["peak_rss_mb"],
+        )

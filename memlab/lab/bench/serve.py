@@ -10,6 +10,7 @@ each operation, one operation after the other:
 - ``turn``: ``POST /api/turn`` without waiting for checks (extraction, context, no LLM configured).
 
 Figures: requests/s (completed / wall time of the phase), p50/p95 latency per request, errors.
+:meth:`ServeBench.write` saves them as an eval run (``bench-serve``), see :mod:`memlab.lab.bench.runs`.
 """
 
 from __future__ import annotations
@@ -67,6 +68,22 @@ class ServeBench(BaseModel):
         rows = [f"| {r.op} | {r.requests} | {r.errors} | {r.requests_per_s:.1f} | {r.p50_ms:.1f} | {r.p95_ms:.1f} |"
                 for r in self.rows]
         return "\n".join([head, *rows])
+
+    def write(self, out_dir: str | Path) -> Path:
+        """Write the ``bench-serve`` eval run (and ``bench.md``) into ``out_dir``; returns it.
+
+        Metrics: ``<op>.requests_per_s|p50_ms|p95_ms|errors|requests`` per operation; one example per operation.
+        """
+        from memlab.lab.bench.runs import write_bench_run
+
+        metrics = {r.op: r.model_dump(exclude={"op"}) for r in self.rows}
+        examples = [{"id": r.op, "group": r.op, "latency_ms": r.p50_ms, "meta": r.model_dump()} for r in self.rows]
+        params = {"embedder": self.embedder, "judge": self.judge, "clients": self.clients}
+        write_bench_run(out_dir, "serve", params=params, seed=None, n=max((r.requests for r in self.rows), default=0),
+                        metrics=metrics, primary_metric="add.requests_per_s",
+                        examples=examples, markdown=self.to_markdown(), judge=self.judge, command=self.command,
+                        machine=self.machine, cpus=self.cpus)
+        return Path(out_dir)
 
 
 def _text(i: int) -> str:

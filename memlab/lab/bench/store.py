@@ -1,12 +1,16 @@
-"""Store throughput benchmark: embedding, batched add, single add, search (p50/p95), on real parts."""
+"""Store throughput benchmark: embedding, batched add, single add, search (p50/p95), on real parts.
+
+With ``out`` the run is written as an eval run (``bench-store``: the figures as metrics, one example per timed single
+add and per search), see :mod:`memlab.lab.bench.runs`.
+"""
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -22,13 +26,30 @@ class StoreBenchResult:
     n: int
     n_queries: int
     embedder: str
+    seed: int = 0
     figures: dict[str, float] = field(default_factory=dict)
+    latencies_ms: dict[str, list[float]] = field(default_factory=dict)
+    """Per timed operation (``add_single``, ``search``): each call's milliseconds, in order."""
 
     def to_markdown(self) -> str:
         """The figures as a markdown table."""
         rows = ["| metric | value |", "|---|---|"]
         rows += [f"| {k} | {v:,.3f} |" for k, v in self.figures.items()]
         return f"store benchmark: N={self.n:,} memories, {self.n_queries} queries, embedder={self.embedder}\n\n" + "\n".join(rows)
+
+    def write(self, out_dir: str | Path) -> Path:
+        """Write the ``bench-store`` eval run (and ``bench.md``) into ``out_dir``; returns it."""
+        from memlab.lab.bench.runs import write_bench_run
+
+        examples: list[dict[str, Any]] = [
+            {"id": f"{op}/{i}", "group": op, "latency_ms": ms}
+            for op, lat in self.latencies_ms.items()
+            for i, ms in enumerate(lat)
+        ]
+        write_bench_run(out_dir, "store", params={"embedder": self.embedder, "n_queries": self.n_queries},
+                        seed=self.seed, n=self.n, metrics=self.figures, primary_metric="search_top10_p50_ms",
+                        examples=examples, markdown=self.to_markdown())
+        return Path(out_dir)
 
 
 def _pct(xs: list[float], q: float) -> float:
@@ -42,7 +63,8 @@ def run_store_bench(
     """Add ``n`` corpus facts to a real on-disk store and time every stage.
 
     Embedding is timed on its own (``embed_texts_per_s``) so the store's own overhead is visible:
-    ``add_many_items_per_s`` uses precomputed vectors.
+    ``add_many_items_per_s`` uses precomputed vectors. With ``out``, the ``bench-store`` eval run is written there
+    (:meth:`StoreBenchResult.write`).
     """
     from memlab.embedding import load_embedder
     from memlab.store import MemoryStore
@@ -50,7 +72,7 @@ def run_store_bench(
     emb = load_embedder(embedder)
     texts = fact_corpus(n, seed=seed)
     queries = fact_corpus(n_queries, seed=seed + 1)
-    res = StoreBenchResult(n=n, n_queries=n_queries, embedder=emb.name)
+    res = StoreBenchResult(n=n, n_queries=n_queries, embedder=emb.name, seed=seed)
     tmp = tempfile.TemporaryDirectory() if db_path is None else None
     path = db_path or str(Path(tmp.name) / "bench.db")  # type: ignore[union-attr]
     try:
@@ -78,6 +100,7 @@ def run_store_bench(
             lat.append((time.perf_counter() - t) * 1000)
         res.figures["add_single_p50_ms (embed+sqlite+faiss)"] = _pct(lat, 50)
         res.figures["add_single_p95_ms (embed+sqlite+faiss)"] = _pct(lat, 95)
+        res.latencies_ms["add_single"] = lat
         lat = []
         for q in queries:
             t = time.perf_counter()
@@ -86,6 +109,7 @@ def run_store_bench(
         res.figures["search_top10_p50_ms"] = _pct(lat, 50)
         res.figures["search_top10_p95_ms"] = _pct(lat, 95)
         res.figures["search_qps"] = 1000.0 / float(np.mean(lat))
+        res.latencies_ms["search"] = lat
         t = time.perf_counter()
         store.close()
         res.figures["close_flush_s"] = time.perf_counter() - t
@@ -98,6 +122,5 @@ def run_store_bench(
         if tmp is not None:
             tmp.cleanup()
     if out:
-        Path(out).mkdir(parents=True, exist_ok=True)
-        (Path(out) / "bench.json").write_text(json.dumps(asdict(res), indent=2))
+        res.write(out)
     return res
