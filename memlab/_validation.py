@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from typing import Any
@@ -9,25 +10,36 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from memlab.errors import DimensionMismatchError, InvalidInputError
+from memlab.errors import DimensionMismatchError, InvalidInputError, NotFoundError
 
 # C0/C1 control characters except tab, newline, carriage return.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# Lone UTF-16 surrogates: a Python str can hold them (e.g. from ``surrogateescape`` or a broken JSON ``\\ud800``)
+# but they cannot be encoded as UTF-8, so SQLite, JSON and HTTP would fail on them half-way through a write.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def strip_control(text: str) -> str:
-    """Remove control characters (keeps tab/newline) and normalise to NFC."""
-    return unicodedata.normalize("NFC", _CONTROL.sub("", text))
+    """Remove control characters (keeps tab/newline), replace lone surrogates with U+FFFD, normalise to NFC."""
+    return unicodedata.normalize("NFC", _SURROGATE.sub("\ufffd", _CONTROL.sub("", text)))
 
 
 def check_text(text: Any, *, name: str = "text", owner: str = "memlab", max_chars: int | None = None) -> str:
     """Validate a piece of user text and return it stripped.
 
     Raises:
-        InvalidInputError: not a str, empty/whitespace, contains control characters, or too long.
+        InvalidInputError: not a str, empty/whitespace, contains control characters or lone surrogates
+            (not valid Unicode text), or too long.
     """
     if not isinstance(text, str):
         raise InvalidInputError(f"The {name!r} parameter of {owner} must be a str. Got {type(text).__name__} instead.")
+    surrogate = _SURROGATE.search(text)
+    if surrogate is not None:
+        raise InvalidInputError(
+            f"The {name!r} parameter of {owner} is not valid Unicode text: lone surrogate "
+            f"U+{ord(surrogate.group()):04X} at position {surrogate.start()}. Clean it first "
+            f"(memlab._validation.strip_control replaces it with U+FFFD)."
+        )
     bad = _CONTROL.search(text)
     if bad is not None:
         raise InvalidInputError(
@@ -45,8 +57,48 @@ def check_text(text: Any, *, name: str = "text", owner: str = "memlab", max_char
 
 
 def check_user_id(user_id: Any, *, owner: str = "memlab") -> str:
-    """Validate a user id: a non-empty string without control characters, at most 256 chars."""
+    """Validate a user id: a non-empty string without control characters, at most 256 chars.
+
+    An id is an exact key, never cleaned: leading/trailing whitespace and tabs or newlines anywhere are refused
+    (stripping them silently made ``" alice"`` or ``"alice\t"`` act on alice's data).
+
+    Raises:
+        InvalidInputError: not such a string.
+    """
+    if isinstance(user_id, str):
+        ws = re.search(r"[\t\n\r]", user_id)
+        if ws is not None:
+            raise InvalidInputError(
+                f"The 'user_id' parameter of {owner} contains a control character "
+                f"(U+{ord(ws.group()):04X} at position {ws.start()}). Got {user_id!r} instead."
+            )
+        if user_id.strip() and user_id != user_id.strip():
+            raise InvalidInputError(
+                f"The 'user_id' parameter of {owner} must not start or end with whitespace. Got {user_id!r} instead."
+            )
     return check_text(user_id, name="user_id", owner=owner, max_chars=256)
+
+
+#: Largest row id SQLite can store (a signed 64-bit integer); row ids start at 1.
+MAX_ROW_ID = 2**63 - 1
+
+
+def is_row_id(value: Any) -> bool:
+    """Whether ``value`` could be a SQLite row id: an int (not a bool) in ``[1, 2**63 - 1]``."""
+    return not isinstance(value, bool) and isinstance(value, int | np.integer) and 1 <= int(value) <= MAX_ROW_ID
+
+
+def check_id(value: Any, *, kind: str = "memory") -> int:
+    """Validate a row id (memory, notification ...) before SQLite sees it.
+
+    An id that no row can have (not an int, < 1, or >= 2**63, which SQLite cannot even bind) is simply unknown.
+
+    Raises:
+        NotFoundError: ``value`` is not an int in ``[1, 2**63 - 1]``.
+    """
+    if not is_row_id(value):
+        raise NotFoundError(f"No {kind} with id {value!r} (ids are ints in [1, 2**63 - 1]).")
+    return int(value)
 
 
 def check_unit_interval(value: Any, *, name: str, owner: str) -> float:
@@ -63,6 +115,18 @@ def check_positive_int(value: Any, *, name: str, owner: str) -> int:
     return int(value)
 
 
+def check_positive_float(value: Any, *, name: str, owner: str) -> float:
+    """Validate a finite float > 0 (a duration, a timeout): NaN, inf, 0 and negatives are refused."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float | np.integer | np.floating)
+        or not math.isfinite(float(value))
+        or float(value) <= 0
+    ):
+        raise InvalidInputError(f"The {name!r} parameter of {owner} must be a finite float > 0. Got {value!r} instead.")
+    return float(value)
+
+
 def check_http_url(value: Any, *, name: str, owner: str) -> str | None:
     """Validate an optional http(s) URL (``None`` passes through)."""
     if value is not None and (not isinstance(value, str) or not value.startswith(("http://", "https://"))):
@@ -72,7 +136,8 @@ def check_http_url(value: Any, *, name: str, owner: str) -> str | None:
 
 def as_vectors(x: Any, dim: int, *, name: str = "vectors", owner: str = "memlab") -> NDArray[np.float32]:
     """Coerce to a C-contiguous float32 ``(n, dim)`` array, checking shape before faiss sees it."""
-    arr = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
+    with np.errstate(over="ignore"):  # a value beyond float32 becomes inf and is refused below
+        arr = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
     if arr.ndim == 1:
         arr = arr.reshape(1, -1)
     if arr.ndim != 2 or arr.shape[1] != dim:
@@ -82,3 +147,38 @@ def as_vectors(x: Any, dim: int, *, name: str = "vectors", owner: str = "memlab"
     if not np.all(np.isfinite(arr)):
         raise InvalidInputError(f"The {name!r} parameter of {owner} contains NaN or infinite values.")
     return arr
+
+
+#: How far from 1 the norm of a vector given as a *stored* embedding may be (the store keeps unit vectors:
+#: its scores are cosines, compared with calibrated thresholds).
+UNIT_NORM_TOLERANCE = 1e-2
+
+
+def check_unit_vectors(
+    vecs: NDArray[np.float32], *, normalize: bool, name: str = "vectors", owner: str = "memlab"
+) -> NDArray[np.float32]:
+    """Return the rows of ``vecs`` (already through :func:`as_vectors`) scaled to unit norm.
+
+    Args:
+        normalize: ``True`` (search queries: cosine ranking does not depend on the scale) accepts any finite
+            non-zero vector and scales it; ``False`` (vectors to store) accepts only vectors already of unit norm
+            within :data:`UNIT_NORM_TOLERANCE` (a vector far from it is not an embedding of this store) and
+            removes the rounding.
+
+    Raises:
+        InvalidInputError: a zero (or denormal) vector, or, with ``normalize=False``, a norm far from 1.
+    """
+    norms = np.linalg.norm(vecs.astype(np.float64), axis=1)
+    zero = np.flatnonzero(~(norms > 1e-12))
+    if len(zero):
+        raise InvalidInputError(
+            f"The {name!r} parameter of {owner} has a zero vector (row {int(zero[0])}): it has no direction."
+        )
+    if not normalize:
+        far = np.flatnonzero(np.abs(norms - 1.0) > UNIT_NORM_TOLERANCE)
+        if len(far):
+            raise InvalidInputError(
+                f"The {name!r} parameter of {owner} must hold unit-norm vectors (as the embedder makes them). "
+                f"Row {int(far[0])} has norm {norms[far[0]]:.6g}; normalise it first."
+            )
+    return np.ascontiguousarray((vecs / norms[:, None]).astype(np.float32))

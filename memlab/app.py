@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memlab._validation import check_positive_float
 from memlab.config import Settings
 from memlab.protocols import LLM, Embedder, Judge
 
@@ -51,9 +52,12 @@ __all__ = ["Memlab", "open_memlab", "stored_embedder_name"]
 def stored_embedder_name(db_path: str | os.PathLike[str]) -> str | None:
     """The embedder a database was built with (read-only peek), or None for a new/in-memory database."""
     path = str(db_path)
-    if path == ":memory:" or not Path(path).exists():
+    if path == ":memory:" or not Path(path).is_file():  # "", a directory: Database says what is wrong
         return None
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return None
     try:
         row = con.execute("SELECT value FROM memlab_meta WHERE key = 'embedder'").fetchone()
     except sqlite3.Error:
@@ -147,6 +151,7 @@ class Memlab:
         Inside ``async with`` the agent already runs and is left running; otherwise, with ``wait``, it is
         started for this turn and stopped after it.
         """
+        timeout = check_positive_float(timeout, name="timeout", owner="Memlab.turn")
         done = True
         owned = self.agent is not None and wait and not self.agent.running
         if owned:
@@ -194,6 +199,7 @@ def open_memlab(
     llm: LLM | None = None,
     lang: str | None = None,
     checks: bool = True,
+    reembed: bool = False,
 ) -> Memlab:
     """Open (or create) a memlab database with every service wired.
 
@@ -205,6 +211,8 @@ def open_memlab(
         llm: a chat model; default: ``settings.llm_backend`` (none → the explicit "no model" marker).
         lang: language of user-facing texts; default ``settings.lang``.
         checks: run integrity checks in the background agent (False: ingestion only).
+        reembed: allow ``embedder`` to differ from the one the database was built with: every memory is
+            re-embedded and the database switched to it for good (default False: ``InvalidInputError``).
     """
     from memlab.agent import BackgroundAgent
     from memlab.assistant import Assistant
@@ -220,7 +228,16 @@ def open_memlab(
         from memlab.llm import load_llm
 
         llm = load_llm(settings)
-    store = MemoryStore(path, embedder=embedder, max_text_chars=settings.max_text_chars)
+    judge_obj = None
+    if checks:  # a bad judge is refused before the database is touched
+        from memlab.judges import resolve_judge
+
+        judge_obj, _ = resolve_judge(judge, settings=settings)
+        if judge_obj is None:
+            from memlab.errors import InvalidInputError
+
+            raise InvalidInputError("judge='none' leaves nothing to check with; open with checks=False instead.")
+    store = MemoryStore(path, embedder=embedder, max_text_chars=settings.max_text_chars, reembed=reembed)
     notifications = NotificationService(store)
     summarizer = None
     if llm is not None:  # with a model, compaction summaries and chat themes (and so titles) are written by it
@@ -231,13 +248,7 @@ def open_memlab(
     checker = agent = None
     if checks:
         from memlab.integrity import SemanticIntegrityChecker
-        from memlab.judges import resolve_judge
 
-        judge_obj, _ = resolve_judge(judge, settings=settings)
-        if judge_obj is None:
-            from memlab.errors import InvalidInputError
-
-            raise InvalidInputError("judge='none' leaves nothing to check with; open with checks=False instead.")
         checker = SemanticIntegrityChecker(store, judge_obj, settings)
         agent = BackgroundAgent(store, checker, notifications)
     assistant = Assistant(store, notifications=notifications, agent=agent, llm=llm, chats=chats,

@@ -18,10 +18,16 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["MAX_TEXT_CHARS", "Settings"]
+__all__ = ["MAX_KEYWORDS", "MAX_KEYWORD_CHARS", "MAX_SOURCE_CHARS", "MAX_TEXT_CHARS", "Settings"]
 
 #: Longest memory text the store accepts (characters). Longer input raises ``InvalidInputError``.
 MAX_TEXT_CHARS = 10_000
+#: Longest ``source`` (provenance such as ``conv:<id>/msg:<n>``) and ``topic`` of a memory (characters).
+MAX_SOURCE_CHARS = 512
+#: Most keywords one memory may carry (the extractors produce at most 6).
+MAX_KEYWORDS = 32
+#: Longest single keyword (characters); the extractors leave out longer words.
+MAX_KEYWORD_CHARS = 64
 
 
 class Settings(BaseSettings):

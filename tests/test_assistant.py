@@ -125,7 +125,7 @@ def test_fatigue_shows_one_high_and_downgrades_medium(env):
     checker = ScriptedChecker(store)
     for msg in (BORN, BDAY, "Abito a Roma", "Vivo a Milano"):  # two contradictions pending, none shown yet
         for mid in ing.ingest("u1", "c", msg).memory_ids:
-            for c in checker.check(store.get(mid)).contradictions:
+            for c in checker.check(store.get(mid, user_id="u1")).contradictions:
                 svc.create_contradiction("u1", c)
     assert svc.count("u1") == 2
     svc.create("event", "medium", "Domani alle 9 hai il volo per Tokyo", "u1")
@@ -254,8 +254,8 @@ def test_real_extraction_detector_and_minilm(tmp_path, minilm, first, second, ne
     assert r3.notifications_count >= 1
     (r4,) = turns(a, agent, ["B"])
     assert r4.kind == "resolution"
-    kept = store.get(r2.memory_ids[0])
-    assert kept.is_active and not store.get(r1.memory_ids[0]).is_active
+    kept = store.get(r2.memory_ids[0], user_id="u1")
+    assert kept.is_active and not store.get(r1.memory_ids[0], user_id="u1").is_active
     (r5,) = turns(a, agent, ["ciao"], user="u2")
     assert r5.notifications_count == 0
     store.close()

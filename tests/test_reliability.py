@@ -94,7 +94,7 @@ def test_resolving_an_old_notification_never_leaves_two_active_versions(tmp_path
         NotificationService(store).resolve(n.id, choice, "due case" if choice == "c" else None, user_id="u1")
         active = [m.text for m in store.list("u1", key="city")]
         assert active == ["Abito a Napoli."], active  # the later version stays in force
-        assert store.get(napoli.id).is_active and not store.get(milano.id).is_active
+        assert store.get(napoli.id, user_id="u1").is_active and not store.get(milano.id, user_id="u1").is_active
         context = store.build_context("u1", "dove abito?", k=10)
         assert "Napoli" in context and "Milano" not in context and "Roma" not in context
 

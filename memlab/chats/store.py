@@ -513,12 +513,13 @@ class ChatStore:
                 self._refresh_summary(chat_id)
         return self.get(chat_id)
 
-    def delete(self, chat_id: str, *, user_id: str | None = None) -> None:
-        """Delete a chat and its turns (a user action; memories extracted from it are not touched).
+    def delete(self, chat_id: str, *, user_id: str) -> None:
+        """Delete a chat of ``user_id`` and its turns (a user action; memories extracted from it are not touched).
 
         Raises:
-            NotFoundError: unknown chat (or another user's).
+            NotFoundError: unknown chat, or another user's (the owner is required).
         """
+        user_id = check_user_id(user_id, owner="ChatStore.delete")
         self._row(chat_id, user_id, "ChatStore.delete")
         with self.db.transaction():
             self.db.execute("DELETE FROM chat_turns WHERE chat_id = ?", (chat_id,))

@@ -64,6 +64,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--user", required=True, help="user id")
     p.add_argument("--lang", choices=list(LANGS), default=None, help="language of notification texts")
     p.add_argument("--embedder", default=None, help="embedder (default: the one the database was built with)")
+    p.add_argument("--reembed", action="store_true",
+                   help="allow --embedder to differ from the database's: re-embed every memory and switch for good")
 
 
 def _settings() -> Any:
@@ -72,14 +74,14 @@ def _settings() -> Any:
     return Settings()
 
 
-def open_store(db_path: str, embedder: str | None, settings: Any) -> Any:
+def open_store(db_path: str, embedder: str | None, settings: Any, *, reembed: bool = False) -> Any:
     """Open the store with the embedder it was built with (never silently re-embeds)."""
     from memlab.app import stored_embedder_name
     from memlab.embedding import resolve_embedder
     from memlab.store import MemoryStore
 
     emb = resolve_embedder(embedder or stored_embedder_name(db_path), settings=settings)
-    return MemoryStore(db_path, embedder=emb, max_text_chars=settings.max_text_chars)
+    return MemoryStore(db_path, embedder=emb, max_text_chars=settings.max_text_chars, reembed=reembed)
 
 
 def _need_db(path: str) -> None:
@@ -92,9 +94,12 @@ def _chat(args: argparse.Namespace) -> int:
 
 
 async def _chat_async(args: argparse.Namespace) -> int:
+    from memlab._validation import check_positive_float
     from memlab.app import open_memlab
 
-    lab = open_memlab(args.db, settings=_settings(), embedder=args.embedder, judge=args.judge, lang=args.lang)
+    check_positive_float(args.timeout, name="--timeout", owner="memlab chat")  # before the database is opened
+    lab = open_memlab(args.db, settings=_settings(), embedder=args.embedder, judge=args.judge, lang=args.lang,
+                      reembed=args.reembed)
     try:
         resp, done = await lab.turn_async(args.user, args.message, chat_id=args.chat, wait=not args.no_wait,
                                           timeout=args.timeout)
@@ -146,7 +151,7 @@ def _resolve(args: argparse.Namespace) -> int:
     lang = args.lang or settings.lang
     if not args.undo and args.choice is None:
         raise InvalidInputError("memlab resolve needs --choice A|B|C|D (or --undo).")
-    store = open_store(args.db, args.embedder, settings)
+    store = open_store(args.db, args.embedder, settings, reembed=args.reembed)
     try:
         svc = NotificationService(store)
         if args.undo:

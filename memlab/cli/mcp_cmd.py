@@ -24,6 +24,8 @@ def register(groups: dict[str, Any]) -> None:
     p.add_argument("--user", default=None, help="the user of a stdio server (memory, semantic); over ws the user "
                    "comes from each connection's API key")
     p.add_argument("--embedder", default=None, help="embedder (default: the one the database was built with)")
+    p.add_argument("--reembed", action="store_true",
+                   help="allow --embedder to differ from the database's: re-embed every memory and switch for good")
     p.add_argument("--judge", default=None, help="judge name (memory; default: settings)")
     p.add_argument("--no-checks", action="store_true", help="memory: store without background integrity checks")
     p.add_argument("--qdrant-path", default=None, help="semantic: embedded Qdrant folder "
@@ -51,7 +53,7 @@ def _serve(args: argparse.Namespace) -> int:
         from memlab.config import Settings
 
         lab = open_memlab(_db_path(args), settings=Settings(), embedder=args.embedder, judge=args.judge,
-                          checks=not args.no_checks)
+                          checks=not args.no_checks, reembed=args.reembed)
         closers.append(lab.close)
     elif args.kind == "semantic":
         chunks = _chunk_store(args)

@@ -18,6 +18,8 @@ def register(groups: dict[str, Any]) -> None:
     p.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8001, help="TCP port (default 8001)")
     p.add_argument("--embedder", default=None, help="embedder (default: the one the database was built with)")
+    p.add_argument("--reembed", action="store_true",
+                   help="allow --embedder to differ from the database's: re-embed every memory and switch for good")
     p.add_argument("--judge", default=None, help="judge name (default: settings)")
     p.add_argument("--no-checks", action="store_true", help="store memories without integrity checks")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
@@ -108,7 +110,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"memlab: warning: serving on {args.host} (beyond this machine) over plain HTTP: API keys travel in "
               "clear text; put a TLS proxy in front.", file=sys.stderr)
     app = create_app(db=_db_path(args), settings=Settings(), embedder=args.embedder, judge=args.judge,
-                     checks=not args.no_checks)
+                     checks=not args.no_checks, reembed=args.reembed)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
     return 0
 

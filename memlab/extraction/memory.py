@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from memlab._validation import check_text, check_user_id, strip_control
+from memlab.config import MAX_KEYWORD_CHARS, MAX_KEYWORDS
 from memlab.errors import InvalidInputError, NotFoundError
 from memlab.extraction.base import Extractor
 from memlab.extraction.records import (
@@ -375,7 +376,8 @@ class ConversationMemoryService:
         if new:
             specs = [
                 dict(text=f.content, key=f.key, value=f.value, type=f.type, confidence=f.confidence,
-                     keywords=list(f.keywords), topic=f.topic, source=source, scope=self.scope,
+                     keywords=[k for k in f.keywords if len(k) <= MAX_KEYWORD_CHARS][:MAX_KEYWORDS],
+                     topic=f.topic, source=source, scope=self.scope,
                      project_id=self.project_id, correction=f.correction and f.key is not None)
                 for f, _ in new
             ]

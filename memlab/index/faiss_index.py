@@ -139,6 +139,9 @@ class FaissIndex:
 
         Two processes flushing one database each write their own temp file, so neither can move the other's
         away; a failed write removes its temp file and leaves the previous index in place.
+
+        Raises:
+            BackendError: the file cannot be written (read-only folder, disk full ...).
         """
         path = Path(path)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -146,6 +149,9 @@ class FaissIndex:
             with self._lock:
                 faiss.write_index(self._index, str(tmp))
             os.replace(tmp, path)
+        except (RuntimeError, OSError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise BackendError(f"Cannot write FAISS index {path}: {first}") from exc
         finally:
             tmp.unlink(missing_ok=True)
 

@@ -270,7 +270,7 @@ class SemanticIntegrityChecker:
         item_id = item.id if isinstance(item, MemoryItem) else item
         if isinstance(item_id, bool) or not isinstance(item_id, int):
             raise NotFoundError(f"SemanticIntegrityChecker.check needs a MemoryItem or an int id. Got {item!r} instead.")
-        return self.store.get(int(item_id))
+        return self.store.get_many([int(item_id)])[0]  # a check works within the item's own user
 
     def facts(self, item: MemoryItem) -> Facts:
         """Entities + pattern facts of a memory (cached by id; memory texts never change)."""

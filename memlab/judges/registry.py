@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from memlab.errors import InvalidInputError, UnknownComponentError
@@ -140,6 +142,7 @@ def load_judge(name: str = "default", **kwargs: Any) -> Judge:
             raise InvalidInputError(
                 f"The 'name' parameter of load_judge must name a model after 'hf:'. Got {name!r} instead."
             )
+        _check_hf_model(name, model)
         from memlab.judges.hf import HFJudge
 
         return HFJudge(model, **kwargs)
@@ -147,6 +150,29 @@ def load_judge(name: str = "default", **kwargs: Any) -> Judge:
     if factory is None:
         raise UnknownComponentError("judge", name, available_judges())
     return factory(**kwargs)
+
+
+# a Hugging Face Hub id: "name" or "org/name"
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
+
+
+def _check_hf_model(name: str, model: str) -> None:
+    """Refuse an ``hf:`` reference that cannot be a model before anything runs with it (the model itself loads
+    lazily, at the first judgement, where a bad path would only fail the background checks).
+
+    A local path (absolute, ``./``, ``../``, ``~``, or existing) must be a folder with a ``config.json``; anything
+    else must look like a Hub id (``name`` or ``org/name``).
+    """
+    expanded = Path(model).expanduser()
+    if model.startswith(("/", "./", "../", "~", ".\\")) or expanded.exists():
+        if not (expanded / "config.json").is_file():
+            raise InvalidInputError(
+                f"Judge {name!r}: {model!r} is not a model folder (no config.json in it)."
+            )
+    elif _HUB_ID.fullmatch(model) is None:
+        raise InvalidInputError(
+            f"Judge {name!r}: {model!r} is neither a model folder nor a Hugging Face model id ('org/name')."
+        )
 
 
 def resolve_judge(

@@ -12,7 +12,7 @@ Example:
     ...                payload={"first": {"id": a.id, "text": a.text}, "second": {"id": b.id, "text": b.text}})
     >>> print(format_notification(n).splitlines()[0])
     [⚠️ IMPORTANTE] Ho notato una contraddizione nella memoria:
-    >>> svc.resolve(n.id, "A", user_id="u1").status.value, store.get(b.id).is_active
+    >>> svc.resolve(n.id, "A", user_id="u1").status.value, store.get(b.id, user_id="u1").is_active
     ('resolved', False)
 """
 

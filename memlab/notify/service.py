@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from memlab._validation import check_text, check_user_id
+from memlab._validation import check_id, check_text, check_user_id
 from memlab.errors import InvalidInputError, NotFoundError
 from memlab.notify.records import (
     Notification,
@@ -313,9 +313,8 @@ class NotificationService:
             NotFoundError: unknown id, or one owned by another user (indistinguishable on purpose).
         """
         user_id = check_user_id(user_id, owner="NotificationService.get")
-        if isinstance(id, bool) or not isinstance(id, int):
-            raise NotFoundError(f"Notification id must be an int. Got {id!r}.")
-        row = self.db.query_one("SELECT * FROM notifications WHERE id = ? AND user_id = ?", (int(id), user_id))
+        id = check_id(id, kind="notification")
+        row = self.db.query_one("SELECT * FROM notifications WHERE id = ? AND user_id = ?", (id, user_id))
         if row is None:
             raise NotFoundError(f"No notification with id {id} for user {user_id!r}.")
         return self._row(row)

@@ -319,7 +319,7 @@ def _health_checks(lab: Memlab) -> dict[str, dict[str, Any]]:
     try:
         n = lab.store.probe()
         out["store"] = {"ok": True, "memories": int(n), "ms": round((time.perf_counter() - t0) * 1000, 2)}
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, BackendError) as exc:
         out["store"] = {"ok": False, "error": f"database unreadable: {exc}"}
     try:
         index = lab.store.index
@@ -336,7 +336,7 @@ def _health_checks(lab: Memlab) -> dict[str, dict[str, Any]]:
         running = lab.agent.running
         try:
             stats = lab.agent.stats()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, BackendError) as exc:
             out["agent"] = {"ok": False, "running": running, "error": str(exc)}
         else:
             out["agent"] = {"ok": running, "running": running, "queue_depth": stats.get("pending", 0)

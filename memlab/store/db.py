@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memlab.errors import BackendError
+from memlab.errors import BackendError, InvalidInputError
 
 __all__ = ["Database"]
 
@@ -26,13 +26,27 @@ class Database:
 
     Args:
         path: a file path, or ``":memory:"`` for a private in-memory database.
+
+    Raises:
+        InvalidInputError: an empty path (SQLite would silently use a throw-away temporary database), a
+            directory, or a file that is not an SQLite database.
+        BackendError: the file cannot be opened or written (permissions, disk full ...).
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = str(path)
         self.in_memory = self.path == ":memory:"
+        if not self.path.strip():
+            raise InvalidInputError(
+                f"The database path must be a file path (or ':memory:'). Got {self.path!r} instead."
+            )
         if not self.in_memory:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            if Path(self.path).is_dir():
+                raise InvalidInputError(f"{self.path} is a directory, not a memlab database file.")
+            try:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise BackendError(f"Cannot create the folder of the database {self.path}: {exc}") from exc
         try:
             self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
         except sqlite3.Error as exc:
@@ -40,39 +54,70 @@ class Database:
         self._conn.row_factory = sqlite3.Row
         self._lock = threading.RLock()
         self._depth = 0
-        if not self.in_memory:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA foreign_keys=ON")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS memlab_schema (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
-        )
         self.closed = False
+        try:
+            if not self.in_memory:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA foreign_keys=ON")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS memlab_schema (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+            )
+        except sqlite3.Error as exc:
+            self._conn.close()
+            self.closed = True
+            if getattr(exc, "sqlite_errorname", "") == "SQLITE_NOTADB":
+                raise InvalidInputError(f"{self.path} is not a memlab database (not an SQLite file).") from exc
+            raise _backend_error(self.path, exc) from exc
 
     # -- statements ---------------------------------------------------------------------------
+    # A database that cannot be written (read-only file, full disk, I/O error, corrupt file, lock timeout) raises
+    # BackendError naming the file; constraint violations (sqlite3.IntegrityError) and misuse
+    # (sqlite3.ProgrammingError) stay as they are: they are bugs or handled by the caller.
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
         """Run one statement (inside the current transaction, if any)."""
-        with self._lock:
+        with self._lock, self._errors():
             return self._conn.execute(sql, params)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> sqlite3.Cursor:
         """Run one statement over many parameter rows."""
-        with self._lock:
+        with self._lock, self._errors():
             return self._conn.executemany(sql, rows)
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[sqlite3.Row]:
         """Run a SELECT and return all rows."""
-        with self._lock:
+        with self._lock, self._errors():
             return self._conn.execute(sql, params).fetchall()
 
     def query_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Row | None:
         """Run a SELECT and return the first row (or None)."""
-        with self._lock:
+        with self._lock, self._errors():
             return self._conn.execute(sql, params).fetchone()
 
     @contextmanager
+    def _errors(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.IntegrityError | sqlite3.ProgrammingError):
+                raise
+            raise _backend_error(self.path, exc) from exc
+
+    def _rollback(self) -> None:
+        # SQLite may already have rolled back by itself (e.g. on SQLITE_FULL): then there is nothing to undo
+        try:
+            self._conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+
+    @contextmanager
     def transaction(self) -> Iterator[Database]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on error). Nested calls join the outer one."""
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on error). Nested calls join the outer one.
+
+        Raises:
+            BackendError: the database cannot be written (read-only, disk full ...); nothing of the
+                transaction is kept.
+        """
         with self._lock:
             if self._depth:
                 self._depth += 1
@@ -81,15 +126,22 @@ class Database:
                 finally:
                     self._depth -= 1
                 return
-            self._conn.execute("BEGIN IMMEDIATE")
+            with self._errors():
+                self._conn.execute("BEGIN IMMEDIATE")
             self._depth = 1
             try:
-                yield self
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            else:
-                self._conn.execute("COMMIT")
+                try:
+                    yield self
+                except BaseException:
+                    self._rollback()
+                    raise
+                try:
+                    self._conn.execute("COMMIT")
+                except sqlite3.Error as exc:
+                    self._rollback()
+                    if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.IntegrityError):
+                        raise _backend_error(self.path, exc) from exc
+                    raise
             finally:
                 self._depth = 0
 
@@ -109,7 +161,7 @@ class Database:
                     f"knows ({len(migrations)}). Upgrade memlab."
                 )
             for version in range(current, len(migrations)):
-                with self.transaction():
+                with self.transaction(), self._errors():
                     for stmt in _split_sql(migrations[version]):
                         self._conn.execute(stmt)
                     self._conn.execute(
@@ -139,6 +191,21 @@ class Database:
             if not self.closed:
                 self._conn.close()
                 self.closed = True
+
+
+def _backend_error(path: str, exc: sqlite3.Error) -> BackendError:
+    """A one-line :class:`BackendError` for a failed SQLite statement, saying what happened in plain words."""
+    code = getattr(exc, "sqlite_errorname", "")
+    what = {
+        "SQLITE_READONLY": "the database is read-only",
+        "SQLITE_FULL": "the disk (or the database's size limit) is full",
+        "SQLITE_IOERR": "a disk I/O error occurred",
+        "SQLITE_CORRUPT": "the database file is corrupt",
+        "SQLITE_NOTADB": "the file is not a memlab database (not an SQLite file)",
+        "SQLITE_BUSY": "the database is locked by another process",
+        "SQLITE_CANTOPEN": "the database file cannot be opened",
+    }.get("_".join(code.split("_")[:2]), "")  # SQLITE_IOERR_WRITE -> SQLITE_IOERR
+    return BackendError(f"Database {path}: {what} ({exc})." if what else f"Database {path}: {exc}.")
 
 
 def _split_sql(script: str) -> list[str]:

@@ -23,9 +23,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from memlab._validation import as_vectors, check_positive_int, check_text, check_unit_interval, check_user_id
-from memlab.config import MAX_TEXT_CHARS
-from memlab.errors import InvalidInputError, NotFoundError
+from memlab._validation import (
+    as_vectors,
+    check_id,
+    check_positive_int,
+    check_text,
+    check_unit_interval,
+    check_unit_vectors,
+    check_user_id,
+    is_row_id,
+)
+from memlab.config import MAX_KEYWORD_CHARS, MAX_KEYWORDS, MAX_SOURCE_CHARS, MAX_TEXT_CHARS
+from memlab.errors import BackendError, InvalidInputError, NotFoundError
 from memlab.index.faiss_index import FaissIndex
 from memlab.protocols import Embedder, VectorIndex
 from memlab.records import MemoryItem
@@ -174,6 +183,9 @@ class MemoryStore:
             :class:`~memlab.index.FaissIndex` persisted in ``<path>.faiss``.
         clock: returns "now" (tz-aware); injectable for tests.
         max_text_chars: longest accepted text.
+        reembed: a file built with another embedder (name or dimension) holding memories is refused
+            (``False``, default: :class:`~memlab.errors.InvalidInputError` naming the stored embedder, nothing
+            changed); ``True`` re-embeds every memory with ``embedder`` and switches the file to it for good.
 
     The FAISS file is ``<path>.faiss``. It is a cache: at open it is loaded and compared with SQLite,
     and rebuilt from the stored vectors when missing or inconsistent. It is written on :meth:`close`
@@ -184,7 +196,7 @@ class MemoryStore:
         >>> store = MemoryStore(":memory:", embedder=FakeEmbedder())
         >>> v1 = store.add("u1", "Chiamami Zhang San", key="preferred_name", confidence=0.9)
         >>> v2 = store.add("u1", "Chiamami Li Si", key="preferred_name", confidence=0.85)
-        >>> v2.is_active, store.get(v1.id).superseded_by == v2.id
+        >>> v2.is_active, store.get(v1.id, user_id="u1").superseded_by == v2.id
         (True, True)
         >>> [m.version for m in store.history(v1.id)]
         [1, 2]
@@ -199,6 +211,7 @@ class MemoryStore:
         index: VectorIndex | None = None,
         clock: Callable[[], datetime] | None = None,
         max_text_chars: int = MAX_TEXT_CHARS,
+        reembed: bool = False,
     ) -> None:
         if index is not None and not isinstance(index, VectorIndex):
             raise InvalidInputError(
@@ -215,15 +228,21 @@ class MemoryStore:
         self.max_text_chars = max_text_chars
         self.db = Database(self.path)
         self.db.migrate("memories", SCHEMA)
-        self.db.set_user_version(len(SCHEMA))
+        if self.db.user_version() != len(SCHEMA):  # no write when already set (a read-only file still opens)
+            self.db.set_user_version(len(SCHEMA))
         self._custom_index = index
         self._index_path = None if (self.db.in_memory or index is not None) else Path(self.path + ".faiss")
         self._user_ids_cache: dict[tuple[str, bool], NDArray[np.int64]] = {}
         self._dirty = False
         self._reembedded = False
+        self.reembed = bool(reembed)
         #: Record each new memory in the check outbox, in its own transaction (set by the background agent).
         self.track_checks = False
-        self._check_embedder()
+        try:
+            self._check_embedder()
+        except BaseException:
+            self.db.close()
+            raise
         self.index = self._open_index()
         self._data_version = None if self.db.in_memory else self.db.data_version()
 
@@ -235,14 +254,26 @@ class MemoryStore:
         self.close()
 
     def close(self) -> None:
-        """Persist the FAISS index and close the database (idempotent)."""
+        """Persist the FAISS index and close the database (idempotent).
+
+        The index is a cache of SQLite: when it cannot be written (read-only folder, full disk) a warning is
+        logged, no temporary file is left, and the database is closed anyway (the next open rebuilds the index).
+        """
         if self.db.closed:
             return
-        self.flush()
-        self.db.close()
+        try:
+            self.flush()
+        except BackendError as exc:
+            log.warning("%s; it will be rebuilt from SQLite at the next open", exc)
+        finally:
+            self.db.close()
 
     def flush(self) -> None:
-        """Write the FAISS index file now (it is also written on close)."""
+        """Write the FAISS index file now (it is also written on close).
+
+        Raises:
+            BackendError: the file cannot be written (no temporary file is left behind).
+        """
         if self._index_path is not None and self._dirty and isinstance(self.index, FaissIndex):
             self.index.save(self._index_path)
             self._dirty = False
@@ -268,11 +299,19 @@ class MemoryStore:
         if stored != name or int(stored_dim or 0) != self.embedder.dim:
             n = self.db.query_one("SELECT COUNT(*) AS n FROM memories")
             count = int(n["n"]) if n else 0
-            warnings.warn(
-                f"{self.path} was built with embedder {stored!r} (dim {stored_dim}); re-embedding {count} memories "
-                f"with {name!r} (dim {self.embedder.dim}).",
-                stacklevel=3,
-            )
+            if count and not self.reembed:
+                raise InvalidInputError(
+                    f"{self.path} was built with embedder {stored!r} (dim {stored_dim}); refusing to open it with "
+                    f"{name!r} (dim {self.embedder.dim}): its {count} memories would be re-embedded and the "
+                    f"database switched for good. Open it with {stored!r} (or no embedder), or pass reembed=True "
+                    f"(CLI: --reembed)."
+                )
+            if count:
+                warnings.warn(
+                    f"{self.path} was built with embedder {stored!r} (dim {stored_dim}); re-embedding {count} "
+                    f"memories with {name!r} (dim {self.embedder.dim}).",
+                    stacklevel=3,
+                )
             self._reembed_all()
             self._set_meta("embedder", name)
             self._set_meta("dim", str(self.embedder.dim))
@@ -447,10 +486,13 @@ class MemoryStore:
             text: plain text (non-empty, no control characters, at most ``max_text_chars``).
             scope, type, key, value, project_id: the slot; items conflict when all five match and key is set.
             confidence: in [0, 1].
-            source: provenance (chat/turn ids).
-            valid_from, valid_to: when the fact is true in the world (tz-aware).
-            keywords, topic: extraction metadata.
-            embedding: a precomputed vector (skips the embedder); must have the embedder's dimension.
+            source: provenance (chat/turn ids), at most ``MAX_SOURCE_CHARS`` (512) characters.
+            valid_from, valid_to: when the fact is true in the world (tz-aware; ``valid_from <= valid_to``).
+            keywords, topic: extraction metadata: at most ``MAX_KEYWORDS`` (32) keywords of at most
+                ``MAX_KEYWORD_CHARS`` (64) characters each; a topic of at most 512 characters
+                (limits in :mod:`memlab.config`).
+            embedding: a precomputed vector (skips the embedder): finite, of the embedder's dimension and of unit
+                norm (within ``memlab._validation.UNIT_NORM_TOLERANCE``), like the embedder's own vectors.
 
         Returns:
             The stored item. ``is_active`` says whether it won; ``supersedes`` names the item it replaced,
@@ -492,10 +534,17 @@ class MemoryStore:
 
         ``items`` are texts or mappings with :meth:`add`'s keyword arguments. Items are applied in order,
         so the version rule sees earlier items of the same call. Everything is validated before anything
-        is written: one bad item rejects the whole call and the store is unchanged.
+        is written: one bad item rejects the whole call and the store is unchanged. ``embeddings`` (optional,
+        one row per item) must be finite unit-norm vectors of the embedder's dimension (see :meth:`add`).
         """
         owner = "MemoryStore.add"
         user_id = check_user_id(user_id, owner=owner)
+        if isinstance(items, str | bytes | Mapping):
+            # iterating would store one memory per character (or per field name)
+            raise InvalidInputError(
+                f"The 'items' parameter of MemoryStore.add_many must be a list of texts or mappings. "
+                f"Got a single {type(items).__name__} instead; use MemoryStore.add for one memory."
+            )
         specs = [self._validate_spec(it, owner) for it in items]
         if not specs:
             return []
@@ -510,8 +559,7 @@ class MemoryStore:
             vecs = as_vectors(embeddings, self.embedder.dim, name="embedding", owner=owner)
             if len(vecs) != len(specs):
                 raise InvalidInputError(f"{owner} got {len(vecs)} embeddings for {len(specs)} items.")
-            norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-            vecs = vecs / np.maximum(norms, 1e-12)
+            vecs = check_unit_vectors(vecs, normalize=False, name="embedding", owner=owner)
         out: list[MemoryItem] = []
         with self.db.transaction():
             for spec, vec in zip(specs, vecs, strict=True):
@@ -520,7 +568,7 @@ class MemoryStore:
         self._dirty = True
         self._invalidate(user_id)
         # the returned items reflect the final state (a later item of the same call may supersede an earlier one)
-        return [self.get(m.id) for m in out] if len(out) > 1 else out
+        return [self.get(m.id, user_id=user_id) for m in out] if len(out) > 1 else out
 
     def _validate_spec(self, it: str | Mapping[str, Any], owner: str) -> dict[str, Any]:
         spec: dict[str, Any] = {"text": it} if isinstance(it, str) else dict(it)
@@ -554,15 +602,26 @@ class MemoryStore:
             else check_text(str(spec["value"]), name="value", owner=owner, max_chars=self.max_text_chars)
         )
         spec["project_id"] = _norm_opt(spec.get("project_id"), "project_id", owner)
-        spec["source"] = None if spec.get("source") is None else str(spec["source"])
-        spec["topic"] = None if spec.get("topic") is None else str(spec["topic"])
+        for f in ("source", "topic"):
+            spec[f] = (
+                None
+                if spec.get(f) is None
+                else check_text(spec[f], name=f, owner=owner, max_chars=MAX_SOURCE_CHARS)
+            )
         spec["confidence"] = check_unit_interval(spec.get("confidence", 1.0), name="confidence", owner=owner)
         kws = spec.get("keywords") or ()
         if isinstance(kws, str):
             raise InvalidInputError(
                 f"The 'keywords' parameter of {owner} must be a sequence of str, not a str."
             )
-        spec["keywords"] = [str(k) for k in kws]
+        kws = list(kws)
+        if len(kws) > MAX_KEYWORDS:
+            raise InvalidInputError(
+                f"The 'keywords' parameter of {owner} must have at most {MAX_KEYWORDS} items. Got {len(kws)} instead."
+            )
+        spec["keywords"] = [
+            check_text(k, name="keywords", owner=owner, max_chars=MAX_KEYWORD_CHARS) for k in kws
+        ]
         spec["correction"] = bool(spec.get("correction", False))
         for f in ("valid_from", "valid_to"):
             v = spec.get(f)
@@ -571,6 +630,12 @@ class MemoryStore:
                     f"The {f!r} parameter of {owner} must be a datetime or None. Got {v!r}."
                 )
             spec[f] = _ts(v)
+        if spec.get("valid_from") is not None and spec.get("valid_to") is not None:
+            if datetime.fromisoformat(spec["valid_from"]) > datetime.fromisoformat(spec["valid_to"]):
+                raise InvalidInputError(
+                    f"The 'valid_from' parameter of {owner} must not be after 'valid_to'. "
+                    f"Got valid_from={spec['valid_from']} and valid_to={spec['valid_to']}."
+                )
         return spec
 
     def _slot_state(self, user_id: str, spec: dict[str, Any]) -> tuple[list[sqlite3.Row], int | None, int]:
@@ -658,7 +723,7 @@ class MemoryStore:
     def _set_active(
         self, id_: int, active: bool, *, event: str, actor: str, user_id: str | None, **details: Any
     ) -> MemoryItem:
-        item = self.get(id_, user_id=user_id)
+        item = self._get(id_, user_id=user_id)
         with self.db.transaction():
             if active and not item.is_active:
                 holder = self.active_in_slot(item)
@@ -678,24 +743,30 @@ class MemoryStore:
                 )
             self._event(item.id, item.chain_id, item.user_id, event, actor, **details)
         self._invalidate(item.user_id)
-        return self.get(item.id)
+        return self.get(item.id, user_id=item.user_id)
 
     def deactivate(
-        self, id: int, reason: str, *, actor: str = "user", user_id: str | None = None, **details: Any
+        self, id: int, reason: str, *, actor: str = "user", user_id: str, **details: Any
     ) -> MemoryItem:
-        """Mark a memory inactive (kept, never deleted); the reason goes to its event log.
+        """Mark a memory of ``user_id`` inactive (kept, never deleted); the reason goes to its event log.
 
         Raises:
-            NotFoundError: unknown id (or not ``user_id``'s).
+            NotFoundError: unknown id, or not ``user_id``'s (the owner is required).
         """
+        user_id = check_user_id(user_id, owner="MemoryStore.deactivate")
         return self._set_active(
             id, False, event="deactivated", actor=actor, user_id=user_id, reason=reason, **details
         )
 
     def reactivate(
-        self, id: int, reason: str, *, actor: str = "user", user_id: str | None = None, **details: Any
+        self, id: int, reason: str, *, actor: str = "user", user_id: str, **details: Any
     ) -> MemoryItem:
-        """Make an inactive memory active again (e.g. the user chose the older value)."""
+        """Make an inactive memory of ``user_id`` active again (e.g. the user chose the older value).
+
+        Raises:
+            NotFoundError: unknown id, or not ``user_id``'s (the owner is required).
+        """
+        user_id = check_user_id(user_id, owner="MemoryStore.reactivate")
         return self._set_active(
             id, True, event="reactivated", actor=actor, user_id=user_id, reason=reason, **details
         )
@@ -704,14 +775,14 @@ class MemoryStore:
         self, id: int, context: str, *, actor: str = "user", user_id: str | None = None, **details: Any
     ) -> MemoryItem:
         """Attach user-provided context to a memory (e.g. "both are true: one is my mother's birthday")."""
-        item = self.get(id, user_id=user_id)
+        item = self._get(id, user_id=user_id)
         context = check_text(
             context, name="context", owner="MemoryStore.annotate", max_chars=self.max_text_chars
         )
         with self.db.transaction():
             self.db.execute("UPDATE memories SET context = ? WHERE id = ?", (context, item.id))
             self._event(item.id, item.chain_id, item.user_id, "annotated", actor, context=context, **details)
-        return self.get(item.id)
+        return self.get(item.id, user_id=item.user_id)
 
     def set_key(
         self, id: int, key: str | None, *, actor: str = "user", user_id: str | None = None, **details: Any
@@ -725,7 +796,7 @@ class MemoryStore:
             NotFoundError: unknown id (or not ``user_id``'s).
             InvalidInputError: the memory is active and the target slot already has an active version.
         """
-        item = self.get(id, user_id=user_id)
+        item = self._get(id, user_id=user_id)
         if key is not None:
             key = check_text(key, name="key", owner="MemoryStore.set_key", max_chars=512)
         with self.db.transaction():
@@ -738,13 +809,13 @@ class MemoryStore:
             self.db.execute("UPDATE memories SET key = ? WHERE id = ?", (key, item.id))
             self._event(item.id, item.chain_id, item.user_id, "key_changed", actor, old=item.key, new=key, **details)
         self._invalidate(item.user_id)
-        return self.get(item.id)
+        return self.get(item.id, user_id=item.user_id)
 
     def clear_context(
         self, id: int, *, actor: str = "user", user_id: str | None = None, **details: Any
     ) -> MemoryItem:
         """Remove the user-provided context of a memory (e.g. when a resolution is undone); logged as an event."""
-        item = self.get(id, user_id=user_id)
+        item = self._get(id, user_id=user_id)
         with self.db.transaction():
             self.db.execute("UPDATE memories SET context = NULL WHERE id = ?", (item.id,))
             self._event(
@@ -756,30 +827,34 @@ class MemoryStore:
                 previous=item.context,
                 **details,
             )
-        return self.get(item.id)
+        return self.get(item.id, user_id=item.user_id)
 
     def record_event(
         self, id: int, event: str, *, actor: str, user_id: str | None = None, **details: Any
     ) -> None:
         """Append an event to a memory's log (used by services, e.g. a contradiction resolution)."""
-        item = self.get(id, user_id=user_id)
+        item = self._get(id, user_id=user_id)
         with self.db.transaction():
             self._event(item.id, item.chain_id, item.user_id, event, actor, **details)
 
     # ------------------------------------------------------------------ reads
-    def get(self, id: int, *, user_id: str | None = None) -> MemoryItem:
-        """The memory with this id (active or not).
+    def get(self, id: int, *, user_id: str) -> MemoryItem:
+        """The memory with this id (active or not) of ``user_id``.
 
         Args:
             id: memory id.
-            user_id: when given, an id owned by another user raises :class:`NotFoundError` too.
+            user_id: the owner (required): an id owned by another user raises :class:`NotFoundError`, exactly
+                like an unknown one. Code that already knows the owner (the agent, the checker) passes it.
 
         Raises:
-            NotFoundError: unknown id.
+            NotFoundError: unknown id, or another user's.
+            InvalidInputError: bad ``user_id``.
         """
-        if isinstance(id, bool) or not isinstance(id, int | np.integer):
-            raise NotFoundError(f"Memory id must be an int. Got {id!r}.")
-        row = self.db.query_one(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (int(id),))
+        return self._get(id, user_id=check_user_id(user_id, owner="MemoryStore.get"))
+
+    def _get(self, id: int, *, user_id: str | None) -> MemoryItem:
+        id = check_id(id, kind="memory")
+        row = self.db.query_one(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (id,))
         if row is None or (user_id is not None and row["user_id"] != user_id):
             raise NotFoundError(
                 f"No memory with id {id}" + (f" for user {user_id!r}" if user_id else "") + "."
@@ -790,6 +865,9 @@ class MemoryStore:
         """Memories by id, in the given order (unknown ids raise)."""
         if not ids:
             return []
+        bad = [i for i in ids if not is_row_id(i)]
+        if bad:
+            raise NotFoundError(f"No memories with ids {bad}.")
         rows = self.db.query(
             f"SELECT {_COLUMNS} FROM memories WHERE id IN ({','.join('?' * len(ids))})", [int(i) for i in ids]
         )
@@ -801,7 +879,7 @@ class MemoryStore:
 
     def history(self, id: int, *, user_id: str | None = None) -> list[MemoryItem]:
         """The whole version chain of ``id`` (from any member), oldest first."""
-        item = self.get(id, user_id=user_id)
+        item = self._get(id, user_id=user_id)
         rows = self.db.query(
             f"SELECT {_COLUMNS} FROM memories WHERE chain_id = ? ORDER BY version, id", (item.chain_id,)
         )
@@ -809,7 +887,7 @@ class MemoryStore:
 
     def events(self, id: int, *, user_id: str | None = None, chain: bool = True) -> list[MemoryEvent]:
         """The audit log of a memory (``chain=True``: of its whole version chain), oldest first."""
-        item = self.get(id, user_id=user_id)
+        item = self._get(id, user_id=user_id)
         if chain:
             rows = self.db.query(
                 "SELECT * FROM memory_events WHERE chain_id = ? OR memory_id = ? ORDER BY id",
@@ -894,6 +972,7 @@ class MemoryStore:
             >>> st.active_ids("u1", [a.id, b.id, 99]) == {b.id}, st.active_ids("u2", [b.id])
             (True, set())
         """
+        ids = [int(i) for i in ids if is_row_id(i)]  # an id no row can have is simply not active
         if not ids:
             return set()
         rows = self.db.query(
@@ -917,7 +996,7 @@ class MemoryStore:
             >>> from memlab.testing import FakeEmbedder
             >>> st = MemoryStore(":memory:", embedder=FakeEmbedder())
             >>> a = st.add("u1", "Abito a Roma", key="city"); b = st.add("u1", "Abito a Milano", key="city")
-            >>> st.active_in_slot(st.get(a.id)).id == b.id, st.active_in_slot(st.get(b.id))
+            >>> st.active_in_slot(st.get(a.id, user_id="u1")).id == b.id, st.active_in_slot(st.get(b.id, user_id="u1"))
             (True, None)
         """
         if item.key is None:
@@ -962,7 +1041,7 @@ class MemoryStore:
         rows = self.db.query(
             f"SELECT id FROM memories WHERE user_id = ? AND is_active = 1 AND id != ? AND ({where}) "
             f"ORDER BY id DESC LIMIT ?",
-            (user_id, -1 if exclude_id is None else int(exclude_id), *[f"%{t.lower()}%" for t in terms], int(limit)),
+            (user_id, int(exclude_id) if is_row_id(exclude_id) else -1, *[f"%{t.lower()}%" for t in terms], int(limit)),
         )
         return self.get_many([int(r["id"]) for r in rows])
 
@@ -991,6 +1070,9 @@ class MemoryStore:
         """Stored embeddings of ``ids`` (float32, ``(len(ids), dim)``), in order."""
         if not ids:
             return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        bad = [i for i in ids if not is_row_id(i)]
+        if bad:
+            raise NotFoundError(f"No memories with ids {bad}.")
         rows = self.db.query(
             f"SELECT id, embedding FROM memories WHERE id IN ({','.join('?' * len(ids))})",
             [int(i) for i in ids],
@@ -1043,12 +1125,20 @@ class MemoryStore:
         min_score: float | None = None,
         exclude: Sequence[int] = (),
     ) -> list[tuple[MemoryItem, float]]:
-        """Like :meth:`search` with a precomputed vector (e.g. a stored memory's own embedding)."""
+        """Like :meth:`search` with a precomputed vector (e.g. a stored memory's own embedding).
+
+        The vector is scaled to unit norm first, so the scores are cosines whatever its length.
+
+        Raises:
+            InvalidInputError: k < 1; a vector of the wrong size, with NaN/inf, or zero.
+        """
         k = check_positive_int(k, name="k", owner="MemoryStore.search")
         q = as_vectors(vector, self.embedder.dim, name="vector", owner="MemoryStore.search")
+        q = check_unit_vectors(q, normalize=True, name="vector", owner="MemoryStore.search")
         allowed = self._allowed_ids(user_id, include_inactive)
         if exclude:
-            allowed = np.setdiff1d(allowed, np.asarray(exclude, dtype=np.int64), assume_unique=True)
+            drop = np.asarray([int(i) for i in exclude if is_row_id(i)], dtype=np.int64)
+            allowed = np.setdiff1d(allowed, np.unique(drop), assume_unique=True)
         if len(allowed) == 0:
             return []
         scores, ids = self.index.search(q, min(k, len(allowed)), allowed=allowed)
@@ -1078,14 +1168,16 @@ class MemoryStore:
             project_id: keep global memories plus this project's (a project-scoped context).
             agent_type: names the consuming agent in the heading.
             types: keep only these memory types.
-            k: max memories listed.
+            k: max memories listed (an int >= 1).
             lang: ``it``, ``en`` or ``zh`` heading.
             awaiting: ids of memories whose version is provisional (an open contradiction the user has not answered
                 yet): marked so, so the model does not present them as settled.
+
+        Raises:
+            InvalidInputError: bad user id or k < 1.
         """
         user_id = check_user_id(user_id, owner="MemoryStore.build_context")
-        if k < 1:
-            raise InvalidInputError(f"The 'k' parameter of MemoryStore.build_context must be >= 1. Got {k!r} instead.")
+        k = check_positive_int(k, name="k", owner="MemoryStore.build_context")
         if query is not None:
             items = [m for m, _ in self.search(user_id, query, k=max(k * 3, k))]
         else:

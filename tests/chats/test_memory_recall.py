@@ -200,3 +200,31 @@ def test_registered_for_the_suite() -> None:
     from memlab.eval.tasks import get_task
 
     assert get_task("memory-recall") is run_memory_recall_task
+
+
+def test_an_empty_split_is_a_clear_error(locomo_dir: Path, tmp_path: Path) -> None:
+    # the fixture holds two conversations: both are "dev", so "test" is empty (was a TypeError after a run was written)
+    out = tmp_path / "run"
+    with pytest.raises(InvalidInputError, match="the split 'test' is empty: the LoCoMo file holds 2"):
+        evaluate_memory_recall(out_dir=out, data_dir=locomo_dir, split="test", embedder=FakeEmbedder(dim=32))
+    assert not out.exists()
+
+
+def test_cli_empty_split_is_a_one_line_error(locomo_dir: Path, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMLAB_")}
+    env.update(PYTHONPATH=str(root), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    out = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "-m", "memlab.cli.main", "eval", "memory-recall", "--data-dir",
+                           str(locomo_dir), "--split", "test", "--out", str(out)],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "memlab: error: memory-recall: the split 'test' is empty: the LoCoMo file holds 2 conversation(s) "
+        "(dev = the first 2, test = the others). Choose another --split."
+    ]
+    assert not out.exists()

@@ -70,7 +70,7 @@ def test_create_get_list_delete(chats: ChatStore) -> None:
     assert [x.id for x in chats.list("u1")] == [a.id, b.id]  # by last activity
     assert chats.get(a.id).last_activity_at == chats.clock.now
     assert [x.id for x in chats.list("u2")] == [c.id]
-    chats.delete(a.id)
+    chats.delete(a.id, user_id="u1")
     with pytest.raises(NotFoundError):
         chats.get(a.id)
     assert [x.id for x in chats.list("u1")] == [b.id]

@@ -99,7 +99,7 @@ def test_bell_badge_and_resolve_click_changes_the_store(app, demo_db):
         resolved = [n for n in lab.notifications.list("u1", include_resolved=True) if n.choice == "B"]
         assert resolved
         first, second = resolved[0].memory_ids
-        assert lab.store.get(second).is_active and not lab.store.get(first).is_active
+        assert lab.store.get(second, user_id="u1").is_active and not lab.store.get(first, user_id="u1").is_active
     finally:
         lab.close()
 
@@ -247,7 +247,7 @@ def test_item2_status_words_of_a_chain_replaced_lost_and_switched_off():
         words = {m.id: status_label(m) for m in store.history(v1.id)}
         assert words == {v1.id: "Superata", v2.id: "Attiva", v3.id: "Scartata"}
         store.deactivate(v2.id, "cancella entrambe", user_id="u1")
-        assert status_label(store.get(v2.id)) == "Disattivata"
+        assert status_label(store.get(v2.id, user_id="u1")) == "Disattivata"
     finally:
         store.close()
     assert pretty_value("1990-07-12") == "12/07/1990" and pretty_value("--08-15") == "15/08"

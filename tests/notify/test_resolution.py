@@ -34,20 +34,20 @@ EXPECTED = {"A": (True, False), "B": (False, True), "C": (True, True), "D": (Fal
 @pytest.mark.parametrize("choice", ["A", "B", "C", "D"])
 def test_choice_applied_recorded_and_undone(store, keyed, choice):
     a, b, n = _pair(store, keyed)
-    before = {m.id: (store.get(m.id).is_active, store.get(m.id).context) for m in (a, b)}
+    before = {m.id: (store.get(m.id, user_id="u1").is_active, store.get(m.id, user_id="u1").context) for m in (a, b)}
     if keyed:  # the version rule already made the newer one active
         assert before[a.id][0] is False and before[b.id][0] is True
     svc = NotificationService(store)
     note = "Il 15 agosto è il compleanno di mia madre" if choice == "C" else None
     r = svc.resolve(n.id, choice.lower(), note, user_id="u1")
     assert r.status is NotificationStatus.RESOLVED and r.choice == choice and r.note == note
-    assert (store.get(a.id).is_active, store.get(b.id).is_active) == EXPECTED[choice]
+    assert (store.get(a.id, user_id="u1").is_active, store.get(b.id, user_id="u1").is_active) == EXPECTED[choice]
     if keyed and choice == "C":
         # one active version per slot: the newer statement leaves the slot as a free fact, the older takes it back
-        assert (store.get(a.id).key, store.get(b.id).key) == ("birthday", None)
+        assert (store.get(a.id, user_id="u1").key, store.get(b.id, user_id="u1").key) == ("birthday", None)
         assert svc.resolution(n.id, user_id="u1")["unkeyed"] == {str(b.id): "birthday"}
     if choice == "C":
-        assert store.get(a.id).context == note and store.get(b.id).context == note
+        assert store.get(a.id, user_id="u1").context == note and store.get(b.id, user_id="u1").context == note
     # nothing is ever deleted
     assert store.count("u1", include_inactive=True) == 2
     # history: who, when, which notification, which choice, on both memories
@@ -60,15 +60,15 @@ def test_choice_applied_recorded_and_undone(store, keyed, choice):
     # reversible from history
     u = svc.undo(n.id, user_id="u1")
     assert u.is_open and u.choice is None
-    assert {m.id: (store.get(m.id).is_active, store.get(m.id).context) for m in (a, b)} == before
-    assert store.get(b.id).key == ("birthday" if keyed else None)
+    assert {m.id: (store.get(m.id, user_id="u1").is_active, store.get(m.id, user_id="u1").context) for m in (a, b)} == before
+    assert store.get(b.id, user_id="u1").key == ("birthday" if keyed else None)
     assert [e.event for e in svc.events(n.id, user_id="u1")][-2:] == ["resolved", "undone"]
     for m in (a, b):
         assert "resolution_undone" in [e.event for e in store.events(m.id, chain=False)]
     assert svc.count("u1") == 1
     # and it can be answered again
     svc.resolve(n.id, "B", user_id="u1")
-    assert (store.get(a.id).is_active, store.get(b.id).is_active) == (False, True)
+    assert (store.get(a.id, user_id="u1").is_active, store.get(b.id, user_id="u1").is_active) == (False, True)
 
 
 def test_undo_restores_an_earlier_context(store):
@@ -76,10 +76,10 @@ def test_undo_restores_an_earlier_context(store):
     store.annotate(a.id, "detto al primo incontro")
     svc = NotificationService(store)
     svc.resolve(n.id, "C", "entrambe vere", user_id="u1")
-    assert store.get(a.id).context == "entrambe vere"
+    assert store.get(a.id, user_id="u1").context == "entrambe vere"
     svc.undo(n.id, user_id="u1")
-    assert store.get(a.id).context == "detto al primo incontro"
-    assert store.get(b.id).context is None
+    assert store.get(a.id, user_id="u1").context == "detto al primo incontro"
+    assert store.get(b.id, user_id="u1").context is None
 
 
 @pytest.mark.parametrize("choice", ["E", "", "AB", "prima"])
@@ -88,7 +88,7 @@ def test_bad_choice_changes_nothing(store, choice):
     svc = NotificationService(store)
     with pytest.raises(InvalidInputError):
         svc.resolve(n.id, choice, user_id="u1")
-    assert store.get(a.id).is_active and store.get(b.id).is_active
+    assert store.get(a.id, user_id="u1").is_active and store.get(b.id, user_id="u1").is_active
     assert svc.get(n.id, user_id="u1").is_open
 
 
@@ -112,5 +112,5 @@ def test_failed_resolution_is_atomic(store, monkeypatch):
     monkeypatch.setattr(store, "record_event", boom)
     with pytest.raises(RuntimeError):
         svc.resolve(n.id, "A", user_id="u1")
-    assert store.get(b.id).is_active  # the deactivation was rolled back
+    assert store.get(b.id, user_id="u1").is_active  # the deactivation was rolled back
     assert svc.get(n.id, user_id="u1").is_open

@@ -130,7 +130,7 @@ def test_user_isolation_everywhere(store, svc):
     assert svc.pending("u2") == [] and svc.list("u2", include_resolved=True) == []
     # nothing changed for u1
     assert svc.get(n.id, user_id="u1").status is NotificationStatus.UNREAD
-    assert store.get(a.id).is_active and store.get(b.id).is_active
+    assert store.get(a.id, user_id="u1").is_active and store.get(b.id, user_id="u1").is_active
     with pytest.raises(NotFoundError):
         svc.get(999_999, user_id="u1")
     # a contradiction naming another user's memory is refused

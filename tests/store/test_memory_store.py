@@ -37,7 +37,7 @@ def test_different_key_scope_type_or_project_never_conflict(store):
     d = store.add("u1", "Abito a Torino", key="home_city", type="preference", confidence=0.9)
     e = store.add("u1", "Abito a Napoli", key="home_city", project_id="p1", confidence=0.9)
     f = store.add("u1", "Abito a Bari")  # unkeyed: never part of a chain
-    items = [store.get(x.id) for x in (a, b, c, d, e, f)]
+    items = [store.get(x.id, user_id="u1") for x in (a, b, c, d, e, f)]
     assert all(m.is_active for m in items)
     assert all(m.version == 1 and m.supersedes is None for m in items)
     assert len({m.chain_id for m in items}) == 6
@@ -46,7 +46,7 @@ def test_different_key_scope_type_or_project_never_conflict(store):
 def test_similar_confidence_latest_wins(store):
     old = store.add("u1", "Chiamami Zhang San", key="preferred_name", confidence=0.9)
     new = store.add("u1", "Chiamami Li Si", key="preferred_name", confidence=0.85)
-    old = store.get(old.id)
+    old = store.get(old.id, user_id="u1")
     assert new.is_active and not old.is_active
     assert new.supersedes == old.id and old.superseded_by == new.id
     assert new.version == 2 and old.superseded_at is not None
@@ -56,14 +56,14 @@ def test_exact_tenth_difference_is_not_a_tie(store):
     # |0.9 - 0.8| = 0.1 is NOT < 0.1: the higher confidence (the old one) wins
     old = store.add("u1", "Vivo a Roma", key="home_city", confidence=0.9)
     new = store.add("u1", "Vivo a Milano", key="home_city", confidence=0.8)
-    assert store.get(old.id).is_active and not new.is_active
+    assert store.get(old.id, user_id="u1").is_active and not new.is_active
     assert new.lost_to == old.id
 
 
 def test_much_higher_old_confidence_old_wins(store):
     old = store.add("u1", "Sono alto 180 cm", key="height_cm", confidence=0.95)
     new = store.add("u1", "Sono alto 175 cm", key="height_cm", confidence=0.5)
-    old = store.get(old.id)
+    old = store.get(old.id, user_id="u1")
     assert old.is_active and old.superseded_by is None
     assert not new.is_active and new.superseded_by == old.id and new.supersedes is None
     assert new.version == 2 and new.chain_id == old.chain_id
@@ -72,7 +72,7 @@ def test_much_higher_old_confidence_old_wins(store):
 def test_much_higher_new_confidence_new_wins(store):
     old = store.add("u1", "Sono vegetariano", key="diet", confidence=0.4)
     new = store.add("u1", "Mangio carne", key="diet", confidence=0.95)
-    assert new.is_active and not store.get(old.id).is_active
+    assert new.is_active and not store.get(old.id, user_id="u1").is_active
 
 
 def test_chain_v1_v2_v3_and_history_from_every_member(store):
@@ -80,7 +80,7 @@ def test_chain_v1_v2_v3_and_history_from_every_member(store):
     v2 = store.add("u1", "Chiamami Li Si", key="preferred_name", confidence=0.85)
     v3 = store.add("u1", "Chiamami Wang Wu", key="preferred_name", confidence=0.5)
     assert not v3.is_active and v3.lost_to == v2.id
-    v1n, v2n = store.get(v1.id), store.get(v2.id)
+    v1n, v2n = store.get(v1.id, user_id="u1"), store.get(v2.id, user_id="u1")
     assert (v1n.is_active, v2n.is_active) == (False, True)
     assert v2n.superseded_by is None and v1n.superseded_by == v2.id  # v1/v2 untouched by the loser
     for member in (v1, v2, v3):
@@ -107,12 +107,12 @@ def test_list_and_build_context_exclude_superseded(store):
 
 def test_deactivate_reactivate_annotate_are_logged_and_reversible(store):
     a = store.add("u1", "Il mio compleanno è il 15 agosto")
-    store.deactivate(a.id, "user chose the other", actor="user")
-    assert not store.get(a.id).is_active
-    store.reactivate(a.id, "undo", actor="user")
-    assert store.get(a.id).is_active and store.get(a.id).superseded_at is None
+    store.deactivate(a.id, "user chose the other", actor="user", user_id="u1")
+    assert not store.get(a.id, user_id="u1").is_active
+    store.reactivate(a.id, "undo", actor="user", user_id="u1")
+    assert store.get(a.id, user_id="u1").is_active and store.get(a.id, user_id="u1").superseded_at is None
     store.annotate(a.id, "è il compleanno di mia madre")
-    assert store.get(a.id).context == "è il compleanno di mia madre"
+    assert store.get(a.id, user_id="u1").context == "è il compleanno di mia madre"
     assert [e.event for e in store.events(a.id)] == ["created", "deactivated", "reactivated", "annotated"]
 
 
@@ -208,7 +208,7 @@ def test_user_isolation_in_every_method(store):
     with pytest.raises(NotFoundError):
         store.deactivate(a.id, "x", user_id="bob")
     # same key for two users: no cross-user version chain
-    assert store.get(a.id).is_active and store.list("bob")[0].is_active
+    assert store.get(a.id, user_id="alice").is_active and store.list("bob")[0].is_active
     assert store.search("carol", "PIN") == []
 
 
@@ -255,9 +255,9 @@ def test_unknown_ids_raise_not_found(store, bad_id):
     store.add("u1", "x")
     for call in (store.get, store.history):
         with pytest.raises(NotFoundError):
-            call(bad_id)
+            call(bad_id, user_id="u1")
     with pytest.raises(MemlabError):
-        store.deactivate(bad_id, "r")
+        store.deactivate(bad_id, "r", user_id="u1")
 
 
 def test_bad_user_and_k(store):
@@ -274,7 +274,7 @@ def test_valid_time_and_created_at_are_utc(tmp_path, fake_embedder):
     s = MemoryStore(tmp_path / "t.db", embedder=fake_embedder, clock=lambda: t0)
     m = s.add("u1", "Nato nel 1990", valid_from=datetime(1990, 7, 12, tzinfo=UTC),
               valid_to=t0 + timedelta(days=1), source="chat:1/turn:2")
-    m = s.get(m.id)
+    m = s.get(m.id, user_id="u1")
     assert m.created_at == t0 and m.valid_from.year == 1990 and m.source == "chat:1/turn:2"
     s.close()
 
@@ -283,5 +283,7 @@ def test_reopen_with_another_embedder_reembeds(tmp_path):
     path = tmp_path / "e.db"
     with MemoryStore(path, embedder=FakeEmbedder(dim=8)) as s:
         s.add("u1", "Abito a Roma")
-    with pytest.warns(UserWarning, match="re-embedding"), MemoryStore(path, embedder=FakeEmbedder(dim=12)) as s:
+    with pytest.warns(UserWarning, match="re-embedding"), MemoryStore(
+        path, embedder=FakeEmbedder(dim=12), reembed=True
+    ) as s:
         assert s.index.dim == 12 and s.search("u1", "Abito a Roma", k=1)[0][0].text == "Abito a Roma"

@@ -129,7 +129,7 @@ def _timed_turns(mode: str, store: Any, checker: Any, svc: Any, messages: list[s
         r = assistant.respond("bench-user", m)
         if mode == "inline_check":
             for mid in r.memory_ids:
-                for c in checker.check(store.get(mid)).contradictions:
+                for c in checker.check(store.get(mid, user_id="bench-user")).contradictions:
                     svc.create_contradiction("bench-user", c)
                 n_checks += 1
         lat.append((time.perf_counter() - t) * 1000)

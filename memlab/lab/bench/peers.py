@@ -639,7 +639,7 @@ class _MemlabSystem:
                                            for m in hist)
                     contra = None
                     if checker is not None:
-                        res = checker.check(qs.get(items[-1].id))
+                        res = checker.check(qs.get(items[-1].id, user_id=items[-1].user_id))
                         contra = (f"check: contradiction p={res.confidence:.2f} by "
                                   f"{','.join(c.decided_by for c in res.contradictions)}"
                                   if res.has_contradiction else "check: no contradiction")
