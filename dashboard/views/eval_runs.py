@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import streamlit as st
+from common import safe
 
 from memlab.errors import MemlabError
 from memlab.eval import plots
@@ -72,14 +73,14 @@ def plot_or_explain(where, what: str, make, key: str, *, enabled: bool = True) -
     try:
         fig = make()
     except MemlabError as exc:
-        where.info(f"{what} non disponibile per questo run: {exc}")
+        where.info(f"{what} non disponibile per questo run: {safe(exc)}")
         return
     where.plotly_chart(fig, width="stretch", key=key)
 
 
 runs = find_runs(str(root), mtime(root)) if root.exists() else []
 if not runs:
-    st.info(f"Ancora nessuna cartella di run in `{root}`. Creane una con `make eval` o "
+    st.info(f"Ancora nessuna cartella di run in {safe(root)}. Creane una con `make eval` o "
             "`memlab eval contradiction --dataset snli --limit 300 --out runs/snli`.")
     st.stop()
 
@@ -90,7 +91,7 @@ if not chosen:
 try:
     loaded = [cached_run(p, mtime(Path(p) / "run.json")) for p in chosen]
 except MemlabError as exc:
-    st.error(str(exc))
+    st.error(safe(str(exc)))
     st.stop()
 
 if len(loaded) > 1:
