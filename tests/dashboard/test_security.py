@@ -291,6 +291,10 @@ def test_item2_in_chromium_markup_in_a_memory_fetches_nothing(tmp_path):
     from playwright.sync_api import expect, sync_playwright
     from test_browser import CHROMIUM, serve_dashboard, settle
 
+    def no_request(where: str) -> None:
+        page.wait_for_timeout(1000)  # an image request would have been made by now
+        assert _Counter.hits == [], (where, _Counter.hits)  # checked before the text, so it is what fails first
+
     pixel = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Counter)
     _Counter.hits = []
     threading.Thread(target=pixel.serve_forever, daemon=True).start()
@@ -307,25 +311,26 @@ def test_item2_in_chromium_markup_in_a_memory_fetches_nothing(tmp_path):
             chat_input = page.get_by_test_id("stChatInputTextArea")
             chat_input.fill(f"Guarda <img src=\"http://127.0.0.1:{port}/chat-img\"> ![x](http://127.0.0.1:{port}/chat-md)")
             chat_input.press("Enter")
-            expect(page.get_by_text(f'<img src="http://127.0.0.1:{port}/chat-img">').first).to_be_visible()
             settle(page)
+            no_request("chat")
+            expect(page.get_by_text(f'<img src="http://127.0.0.1:{port}/chat-img">').first).to_be_visible()
             literal = f'<img src="http://127.0.0.1:{port}/html-img">'
-            for name, path in (("Notifiche", "notifications"), ("Memorie e versioni", "memory"),
-                               ("Chat salvate", "chats")):
+            for name, path in (("Chat salvate", "chats"), ("Notifiche", "notifications"),
+                               ("Memorie e versioni", "memory")):
                 page.get_by_test_id("stSidebarNav").get_by_role("link", name=name, exact=True).click()
                 expect(page).to_have_url(re.compile(path))
                 settle(page)
+                no_request(path)
                 if path != "chats":
                     expect(page.get_by_text(literal).first).to_be_visible()
                     expect(page.get_by_text(f"![foto](http://127.0.0.1:{port}/md-img)").first).to_be_visible()
-            page.get_by_text(literal).first.wait_for()
             row = page.get_by_text(re.compile(r"#\d+ Ricorda")).first
             memory_id = re.search(r"#(\d+)", row.inner_text()).group(1)
             page.goto(f"{url}/history?memory={memory_id}")
+            settle(page)
+            no_request("history")
             expect(page.get_by_text(literal).first).to_be_visible()
             expect(page.get_by_text("**non** in grassetto").first).to_be_visible()  # the asterisks, not bold
-            settle(page)
-            page.wait_for_timeout(1500)  # any image request would have been made by now
             assert page.locator("img[src*='127.0.0.1']").count() == 0
             assert page.get_by_test_id("stException").count() == 0
             b.close()
