@@ -3,7 +3,7 @@
 Pages stay thin: everything they show comes from memlab's public API. Only ``MemlabError`` is caught (a bad id, a
 bad input) and shown to the user; anything else is a bug and surfaces as such.
 
-Security (issue 18, item 5): user text (memories, notifications, chats, user ids, typed names) goes through
+Security: user text (memories, notifications, chats, user ids, typed names) goes through
 ``safe()`` before any Streamlit element that renders markdown; databases live in one directory (``data_dir()``)
 and a typed name outside it is refused; served beyond loopback, ``login_gate()`` asks for a password.
 """
@@ -66,6 +66,8 @@ def resolve_db(name: str) -> Path:
     if not name:
         raise InvalidInputError(f"Database: scrivi {where}.")
     typed = Path(name)
+    if any(ord(c) < 32 for c in name):
+        raise InvalidInputError("Database rifiutato: il nome contiene caratteri di controllo.")
     if typed.is_absolute() or name.startswith(("~", "/", "\\")) or ".." in typed.parts or "\\" in name:
         raise InvalidInputError(f"Database «{name}» rifiutato: solo {where}; percorsi assoluti e '..' non sono ammessi.")
     if typed.suffix.lower() not in DB_SUFFIXES:

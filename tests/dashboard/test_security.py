@@ -189,7 +189,7 @@ def test_item3_paths_outside_the_data_directory_are_refused_and_nothing_is_creat
     at = start(monkeypatch, evil_db, data_dir=data)
     assert not at.exception, at.exception
     outside = tmp_path / "fuori" / "nuovo" / "x.db"
-    for typed in (str(outside), "../fuori/x.db", "sub/../../fuori/x.db", "~/x.db", "x.txt", ""):
+    for typed in (str(outside), "../fuori/x.db", "sub/../../fuori/x.db", "~/x.db", "x.txt", "", "a\x00.db"):
         at.sidebar.text_input(key="db_path_input").input(typed).run()
         assert not at.exception, (typed, at.exception)
         errors = [e.value for e in at.error]
