@@ -337,3 +337,24 @@ def test_item2_in_chromium_markup_in_a_memory_fetches_nothing(tmp_path):
         assert _Counter.hits == [], _Counter.hits
     finally:
         pixel.shutdown()
+
+
+@pytest.mark.model
+def test_item3_the_runs_folder_is_limited_to_the_configured_one(evil_db, monkeypatch, tmp_path):
+    from test_pages import write_recall_run
+
+    write_recall_run(tmp_path / "runs")
+    write_recall_run(tmp_path / "altrove")  # a run directory outside the configured folder
+    monkeypatch.setenv("MEMLAB_DASHBOARD_RUNS", str(tmp_path / "runs"))
+    at = start(monkeypatch, evil_db)
+    at.switch_page("views/eval_runs.py").run()
+    assert not at.exception and not at.error, at.exception
+    assert len(at.multiselect(key="eval_runs_select").options) == 1
+    for typed in (str(tmp_path / "altrove"), str(tmp_path / "runs" / ".." / "altrove"), "/"):
+        at.sidebar.text_input(key="runs_dir").input(typed).run()
+        assert not at.exception, at.exception
+        assert [str(e.value) for e in at.error] == [
+            f"Cartella dei run rifiutata: solo {str(tmp_path / 'runs').replace('_', chr(92) + '_')} o una sua sottocartella."]
+        assert len(at.multiselect) == 0
+    at.sidebar.text_input(key="runs_dir").input(str(tmp_path / "runs" / "memory_recall")).run()
+    assert not at.error and len(at.multiselect(key="eval_runs_select").options) == 1
