@@ -24,8 +24,8 @@ eval: $(STAMP)  ## run the benchmark suite on the offline default and print the 
 test: $(STAMP)  ## run the whole test suite (unit, integration, notebooks)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-dashboard: $(STAMP)  ## start the Streamlit demo
-	$(VENV)/bin/streamlit run dashboard/app.py
+dashboard: $(STAMP)  ## start the Streamlit demo (loopback only; see README "Dashboard")
+	$(VENV)/bin/streamlit run dashboard/app.py --server.address 127.0.0.1
 
 bench: $(STAMP)  ## store throughput benchmark (10k items)
 	$(VENV)/bin/memlab bench store --memories 10000

@@ -4,6 +4,10 @@ Run with ``make dashboard`` (``streamlit run dashboard/app.py``). Pages are thin
 the database and the user are chosen in the sidebar. On first start a demo database is built from a scripted
 Italian/English conversation, so a newcomer sees real data at once (a status box shows the progress while the
 demo is built and the models load; it happens once per process).
+
+It listens on 127.0.0.1 (``make dashboard`` and ``.streamlit/config.toml``); served on another address it asks for
+the password in ``MEMLAB_DASHBOARD_PASSWORD`` (and refuses to serve without it). Databases are files inside
+``MEMLAB_DASHBOARD_DATA_DIR`` (default ``.memlab``); user text is escaped before it is rendered.
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ import streamlit as st
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from common import header_with_bell, sidebar  # noqa: E402
+from common import header_with_bell, login_gate, sidebar  # noqa: E402
 
 st.set_page_config(page_title="memlab", page_icon="🧠", layout="wide")
+if not login_gate():  # served beyond loopback: a password first (nothing else is shown or opened)
+    st.stop()
 
 HERE = Path(__file__).parent / "views"
 PAGES = {

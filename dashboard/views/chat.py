@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import streamlit as st
-from common import URGENCY_IT, it_label, resolution_controls, services, show_flash, user_id
+from common import URGENCY_IT, it_label, resolution_controls, safe, services, show_flash, user_id
 
 from memlab.errors import MemlabError
 
@@ -18,7 +18,7 @@ if chats:
     for turn in current.full_history:
         role = "user" if turn["role"] == "user" else "assistant"
         with st.chat_message(role):
-            st.markdown(turn["parts"][0]["text"].replace("\n", "  \n"))
+            st.markdown(safe(turn["parts"][0]["text"]))
 else:
     st.caption("Ancora nessuna conversazione per questo utente: scrivi qui sotto.")
 
@@ -36,5 +36,5 @@ if open_contradictions:
     st.subheader("Quale informazione è corretta?")
     for n in open_contradictions:
         with st.container(border=True):
-            st.markdown(f"**⚠️ {n.content}** · urgenza {it_label(URGENCY_IT, n.urgency.value)}")
+            st.markdown(f"**⚠️ {safe(n.content)}** · urgenza {it_label(URGENCY_IT, n.urgency.value)}")
             resolution_controls(n, key_prefix="chat")

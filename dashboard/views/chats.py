@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import streamlit as st
-from common import ago, services, user_id
+from common import ago, safe, services, user_id
 
 from memlab.errors import MemlabError
 
@@ -21,7 +21,7 @@ if query:
     try:
         result = lab.chats.search(uid, query)
     except MemlabError as exc:
-        st.error(str(exc))
+        st.error(safe(str(exc)))
     else:
         if result.decision == "switch":
             selected = result.chat_id
@@ -39,15 +39,15 @@ chat_id = st.selectbox("Chat (per ultima attività)", ids, index=ids.index(selec
                                                   for c in chats if c.id == i), key="chat_select")
 st.session_state["chat_selected"] = chat_id
 chat = lab.chats.get(chat_id, user_id=uid)
-st.markdown(f"**Titolo:** {chat.title or '—'}  \n**Riassunto:** {chat.summary_text or '—'}")
+st.markdown(f"**Titolo:** {safe(chat.title or '—')}  \n**Riassunto:** {safe(chat.summary_text or '—')}")
 left, right = st.columns(2)
 left.subheader(f"full_history ({len(chat.full_history)})")
 right.subheader(f"assistant_history ({len(chat.assistant_history)})")
 for turn in chat.full_history:
-    left.markdown(f"`{turn['role']}` {turn['parts'][0]['text']}")
+    left.markdown(f"`{turn['role']}` {safe(turn['parts'][0]['text'])}")
 for i, turn in enumerate(chat.assistant_history):
     text = turn["parts"][0]["text"]
     if i == 0 and chat.is_compacted:
-        right.info(f"📝 turno di riassunto: {text}")
+        right.info(f"📝 turno di riassunto: {safe(text)}")
     else:
-        right.markdown(f"`{turn['role']}` {text}")
+        right.markdown(f"`{turn['role']}` {safe(text)}")

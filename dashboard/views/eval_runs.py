@@ -7,13 +7,19 @@ from pathlib import Path
 
 import pandas as pd
 import streamlit as st
+from common import default_runs, safe
 
 from memlab.errors import MemlabError
 from memlab.eval import plots
 from memlab.eval.runs import compare_runs, load_run
 
 st.header("📊 Valutazioni (eval runs)")
-root = Path(st.session_state.get("runs_dir", "runs"))
+base = Path(default_runs()).resolve()
+typed_root = str(st.session_state.get("runs_dir", default_runs())).strip()
+root = Path(typed_root).resolve()
+if not root.is_relative_to(base):  # a visitor reads run directories under the configured folder, nowhere else
+    st.error(f"Cartella dei run rifiutata: solo {safe(default_runs())} o una sua sottocartella.", icon="🚫")
+    st.stop()
 
 
 @st.cache_data(show_spinner=False)
@@ -72,14 +78,14 @@ def plot_or_explain(where, what: str, make, key: str, *, enabled: bool = True) -
     try:
         fig = make()
     except MemlabError as exc:
-        where.info(f"{what} non disponibile per questo run: {exc}")
+        where.info(f"{what} non disponibile per questo run: {safe(exc)}")
         return
     where.plotly_chart(fig, width="stretch", key=key)
 
 
 runs = find_runs(str(root), mtime(root)) if root.exists() else []
 if not runs:
-    st.info(f"Ancora nessuna cartella di run in `{root}`. Creane una con `make eval` o "
+    st.info(f"Ancora nessuna cartella di run in {safe(typed_root)}. Creane una con `make eval` o "
             "`memlab eval contradiction --dataset snli --limit 300 --out runs/snli`.")
     st.stop()
 
@@ -90,7 +96,7 @@ if not chosen:
 try:
     loaded = [cached_run(p, mtime(Path(p) / "run.json")) for p in chosen]
 except MemlabError as exc:
-    st.error(str(exc))
+    st.error(safe(str(exc)))
     st.stop()
 
 if len(loaded) > 1:

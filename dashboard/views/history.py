@@ -20,6 +20,7 @@ from common import (
     fmt_dt,
     it_label,
     pretty_value,
+    safe,
     services,
     status_label,
     timeline_figure,
@@ -56,7 +57,7 @@ if memory_id is None:
 try:
     chain = store.history(memory_id, user_id=uid)
 except MemlabError:  # unknown id, or another user's memory (e.g. after switching user in the sidebar)
-    st.warning(f"La memoria #{memory_id} non esiste per l'utente {uid}: scegline una qui sotto.")
+    st.warning(f"La memoria #{memory_id} non esiste per l'utente {safe(uid)}: scegline una qui sotto.")
     memory_id = pick_memory()
     chain = store.history(memory_id, user_id=uid)
 events = store.events(memory_id, user_id=uid)
@@ -65,11 +66,11 @@ st.session_state["history_memory"] = memory_id
 
 head = chain[-1]
 slot = head.key or "fatto libero"
-st.header(f"🕘 Cronologia: {slot}")
-scope = f"ambito `{head.scope}` · tipo `{head.type}`" + (f" · progetto `{head.project_id}`" if head.project_id else "")
+st.header(f"🕘 Cronologia: {safe(slot)}")
+scope = f"ambito {safe(head.scope)} · tipo {safe(head.type)}" + (f" · progetto {safe(head.project_id)}" if head.project_id else "")
 active = [m for m in chain if m.is_active]
 st.caption(f"{len(chain)} version{'e' if len(chain) == 1 else 'i'} · {scope} · valore attuale: "
-           + (", ".join(f"«{pretty_value(m.value) if m.value else m.text}» (v{m.version})" for m in active) if active else "nessuno"))
+           + (", ".join(f"«{safe(pretty_value(m.value) if m.value else m.text)}» (v{m.version})" for m in active) if active else "nessuno"))
 
 by_id = {m.id: m for m in chain}
 with st.container(key="history_versions"):
@@ -79,9 +80,9 @@ with st.container(key="history_versions"):
             badge = STATUS_BADGE[status_label(m)]
             mark = " · 📌 selezionata" if m.id == memory_id else ""
             left.markdown(f"#### v{m.version} {badge}{mark}")
-            left.markdown(f"**Valore:** {pretty_value(m.value)}  \n**Testo:** {m.text}")
+            left.markdown(f"**Valore:** {safe(pretty_value(m.value))}  \n**Testo:** {safe(m.text)}")
             if m.context:
-                left.markdown(f"**Contesto:** {m.context}")
+                left.markdown(f"**Contesto:** {safe(m.context)}")
             lines = [f"**Creata:** {fmt_dt(m.created_at)} ({ago(m.created_at)})",
                      f"**Confidenza:** {m.confidence:.2f} · memoria #{m.id}"]
             if m.supersedes:
@@ -112,13 +113,13 @@ for n in related:
     with st.container(border=True, key=f"history_ntf_{n.id}"):
         state = "letta, in attesa di risposta" if n.status.value == "read" else it_label(STATUS_IT, n.status.value)
         st.markdown(f"**#{n.id} · {it_label(TYPE_IT, n.type.value)} · urgenza {it_label(URGENCY_IT, n.urgency.value)}**"
-                    f" — {state}  \n{n.content}")
+                    f" — {state}  \n{safe(n.content)}")
         if n.choice:
             answer = f"**Risposta dell'utente:** {choice_label(n.choice)}"
             if n.resolved_at:
                 answer += f" · {fmt_dt(n.resolved_at)} ({ago(n.resolved_at)})"
             if n.note:
-                answer += f"  \n**Nota:** {n.note}"
+                answer += f"  \n**Nota:** {safe(n.note)}"
             st.markdown(answer)
             resolution = lab.notifications.resolution(n.id, user_id=uid) or {}
             if resolution:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-from common import STATUS_BADGE, ago, fmt_dt, services, status_label, user_id
+from common import STATUS_BADGE, ago, fmt_dt, safe, services, status_label, user_id
 
 st.header("🧠 Memorie e versioni")
 store = services().store
@@ -22,7 +22,7 @@ topic_f = c4.multiselect("Argomento", topics, key="mem_topic_filter", placeholde
 items = [m for m in items if (not key_f or m.key in key_f) and (not type_f or m.type in type_f)
          and (not topic_f or m.topic in topic_f)]
 
-st.caption(f"{len(items)} memorie dell'utente **{uid}**")
+st.caption(f"{len(items)} memorie dell'utente **{safe(uid)}**")
 if not items:
     st.info("Ancora nessuna memoria: parla con l'assistente nella pagina Chat.")
     st.stop()
@@ -49,7 +49,7 @@ for col, title in zip(head, ["memoria", "stato", "ultimo aggiornamento", ""], st
     col.caption(f"**{title}**")
 for m in items[:SHOWN]:
     c_text, c_badges, c_when, c_button = st.columns([6, 2, 2, 2], vertical_alignment="center")
-    c_text.markdown(f"`#{m.id}` {m.text}" + (f" · `{m.key}`" if m.key else ""))
+    c_text.markdown(f"`#{m.id}` {safe(m.text)}" + (f" · {safe(m.key)}" if m.key else ""))
     badge = f":blue-badge[v{m.version}] " if m.version > 1 else ""
     badge += STATUS_BADGE[status_label(m)]
     c_badges.markdown(badge)

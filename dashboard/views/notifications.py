@@ -13,6 +13,7 @@ from common import (
     it_label,
     pending_label,
     resolution_controls,
+    safe,
     services,
     show_flash,
     user_id,
@@ -42,8 +43,8 @@ for n in items:
     with st.container(border=True, key=f"ntf_card_{n.id}"):
         status = it_label(STATUS_IT, n.status.value) + (f" · scelta {choice_label(n.choice)}" if n.choice else "")
         st.markdown(f"**#{n.id} · {it_label(TYPE_IT, n.type.value)} · urgenza {it_label(URGENCY_IT, n.urgency.value)}**"
-                    f" — {n.content}  \n"
-                    f"<small>{status} · creata {ago(n.created_at)}</small>", unsafe_allow_html=True)
+                    f" — {safe(n.content)}  \n"
+                    f"<small>{safe(status)} · creata {ago(n.created_at)}</small>", unsafe_allow_html=True)
         if n.type.value == "contradiction":
             p = n.payload or {}
             st.dataframe(pd.DataFrame([
@@ -51,7 +52,7 @@ for n in items:
                 {"lato": "seconda", "memoria": p.get("second", {}).get("id"), "testo": p.get("second", {}).get("text")},
             ]), hide_index=True, width="stretch", key=f"ntf_pair_{n.id}")
             if p.get("explanation"):
-                st.caption(p["explanation"])
+                st.caption(safe(p["explanation"]))
             links = st.columns(4)
             for col, mid in zip(links, n.memory_ids[:2], strict=False):
                 col.page_link("views/history.py", label=f"Cronologia della memoria #{mid}", icon="🕘",

@@ -9,6 +9,7 @@ Skipped (loudly) only when chromium is not installed (`.ci/run` installs it with
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -46,19 +48,12 @@ def shots(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("shots")
 
 
-@pytest.fixture(scope="module")
-def streamlit_server(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("browser")
-    sys.path.insert(0, str(Path(__file__).parent))
-    from test_pages import (
-        write_recall_run,  # a run whose metric names hold '@' and whose gold has no positive
-    )
-
-    write_recall_run(tmp / "runs")
+@contextlib.contextmanager
+def serve_dashboard(tmp: Path, env: dict[str, str]) -> Iterator[str]:
+    """``streamlit run dashboard/app.py`` on a free loopback port with ``env`` added; yields its URL once healthy
+    (the log is ``tmp/server.log``). Also used by ``test_security.py``."""
     port = free_port()
-    env = {**os.environ, "MEMLAB_DASHBOARD_DB": str(tmp / "browser.db"),
-           "MEMLAB_DASHBOARD_RUNS": str(tmp / "runs"), "MEMLAB_DASHBOARD_EMPTY": "1",
-           "HF_HUB_OFFLINE": "1", "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", **env}
     log = open(tmp / "server.log", "w")  # noqa: SIM115 - closed at teardown
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "dashboard" / "app.py"), "--server.headless", "true",
@@ -76,13 +71,29 @@ def streamlit_server(tmp_path_factory):
         proc.kill()
         log.close()
         pytest.fail("streamlit did not start: " + (tmp / "server.log").read_text())
-    yield url
-    proc.terminate()
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def streamlit_server(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("browser")
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_pages import (
+        write_recall_run,  # a run whose metric names hold '@' and whose gold has no positive
+    )
+
+    write_recall_run(tmp / "runs")
+    with serve_dashboard(tmp, {"MEMLAB_DASHBOARD_DB": str(tmp / "browser.db"), "MEMLAB_DASHBOARD_RUNS": str(tmp / "runs"),
+                               "MEMLAB_DASHBOARD_EMPTY": "1"}) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
