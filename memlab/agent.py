@@ -486,6 +486,7 @@ class BackgroundAgent:
                 n = self.notifications.create(NotificationType.EVENT, Urgency.LOW, update, job.user_id,
                                               payload={"kind": "updated", "old_id": int(c.other_id),
                                                        "new_id": int(c.memory_id)},
+                                              memory_ids=(int(c.other_id), int(c.memory_id)),
                                               dedupe_key=f"updated:{c.other_id}:{c.memory_id}",
                                               source=f"agent:job:{job.id}")
             else:

@@ -133,15 +133,17 @@ def test_item2_history_detail_view_shows_the_chain_with_status_and_resolution(ap
     assert ":orange-badge[Superata]" in page and ":green-badge[Attiva]" in page
     assert f"Superata da:** v2 (#{names[1]})" in page and f"Sostituisce:** v1 (#{names[0]})" in page
     assert "/20" in page and "UTC" in page  # absolute timestamps (dd/mm/yyyy hh:mm UTC)
-    assert "Notifiche su queste memorie (1)" in page
-    # answering the notification shows up in the history
+    assert "Notifiche su queste memorie (1)" in page  # "Anzi, chiamami Li Si" is an update: its LOW notice
+    # answering a contradiction (the two birthdays) shows up in the history
+    bdays = memory_ids(demo_db, "birthday")
     lab = open_memlab(demo_db, checks=False)
-    n = next(n for n in lab.notifications.list("u1", include_resolved=True) if set(names) & set(n.memory_ids))
+    n = next(n for n in lab.notifications.list("u1", include_resolved=True)
+             if set(bdays) & set(n.memory_ids) and n.type.value == "contradiction")
     if n.is_open:
-        lab.notifications.resolve(n.id, "B", "Li Si è il nome giusto", user_id="u1")
+        lab.notifications.resolve(n.id, "B", "il 15 agosto è giusto", user_id="u1")
     lab.close()
     app.switch_page("views/history.py")
-    app.session_state["history_memory"] = names[0]
+    app.query_params["memory"] = str(bdays[0])  # the page reads its memory from the link
     app.run()
     page = texts(app)
     assert "Risposta dell'utente:** B) la seconda" in page
