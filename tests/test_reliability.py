@@ -273,3 +273,15 @@ def test_a_wedding_anniversary_is_not_a_wedding_date() -> None:
     assert [e.attribute for e in extract_entities("Il nostro anniversario di matrimonio è il 5 giugno")] == ["anniversary"]
     (fact,) = RuleExtractor().extract("Il mio matrimonio è il 12 settembre").facts
     assert (fact.key, fact.value) == ("wedding_date", "--09-12")
+
+
+def test_openmp_threads_do_not_spin_unless_the_user_says_so() -> None:
+    """Item 4: two processes embedding with e5 at once slowed each other ~3.5x (spinning OpenMP threads)."""
+    code = "import os, memlab; print(os.environ['OMP_WAIT_POLICY'])"
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    out = subprocess.run([sys.executable, "-c", code], env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True,
+                         text=True, timeout=120)
+    assert out.stdout.strip() == "PASSIVE", out.stderr
+    mine = subprocess.run([sys.executable, "-c", code], env={**env, "PYTHONPATH": str(ROOT), "OMP_WAIT_POLICY": "ACTIVE"},
+                          capture_output=True, text=True, timeout=120)
+    assert mine.stdout.strip() == "ACTIVE", mine.stderr
