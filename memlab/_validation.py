@@ -101,6 +101,16 @@ def check_id(value: Any, *, kind: str = "memory") -> int:
     return int(value)
 
 
+def check_enum(cls: Any, value: Any, *, name: str, owner: str) -> Any:
+    """``cls(value)`` for an enum ``cls``, or an :class:`InvalidInputError` listing the valid values."""
+    try:
+        return cls(value)
+    except ValueError:
+        raise InvalidInputError(
+            f"The {name!r} parameter of {owner} must be one of {[x.value for x in cls]}. Got {value!r} instead."
+        ) from None
+
+
 def check_unit_interval(value: Any, *, name: str, owner: str) -> float:
     """Validate a float in [0, 1]."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not (0.0 <= float(value) <= 1.0):

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from memlab._validation import check_text, check_user_id, strip_control
+from memlab._validation import check_enum, check_text, check_user_id, strip_control
 from memlab.config import MAX_KEYWORD_CHARS, MAX_KEYWORDS
 from memlab.errors import InvalidInputError, NotFoundError
 from memlab.extraction.base import Extractor
@@ -130,15 +130,6 @@ def _same_value(key: str | None, a: str | None, b: str | None) -> bool:
 
 #: Stored rank of each priority (the column is an integer so areas sort by it; older files used 1..5).
 _PRIORITY_RANK = {Priority.HIGH: 1, Priority.MEDIUM: 3, Priority.LOW: 5}
-
-
-def _enum_value(cls: Any, value: Any, name: str, owner: str) -> Any:
-    try:
-        return cls(value)
-    except ValueError:
-        raise InvalidInputError(
-            f"The {name!r} parameter of {owner} must be one of {[x.value for x in cls]}. Got {value!r} instead."
-        ) from None
 
 
 def _unanswered(r: Any) -> UnansweredArea:
@@ -557,8 +548,8 @@ class ConversationMemoryService:
             InvalidInputError: bad priority, skip reason or text.
         """
         owner = "ConversationMemoryService.record_unanswered"
-        prio = _enum_value(Priority, priority, "priority", owner)
-        reason = None if skip_reason is None else _enum_value(SkipReason, skip_reason, "skip_reason", owner)
+        prio = check_enum(Priority, priority, name="priority", owner=owner)
+        reason = None if skip_reason is None else check_enum(SkipReason, skip_reason, name="skip_reason", owner=owner)
         area = check_text(area, name="area", owner=owner, max_chars=300)
         mem = self.start(conversation_id)
         now = self.clock()

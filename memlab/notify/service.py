@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from memlab._validation import check_id, check_text, check_user_id
+from memlab._validation import check_enum, check_id, check_text, check_user_id
 from memlab.errors import InvalidInputError, NotFoundError
 from memlab.notify.records import (
     Notification,
@@ -99,16 +99,6 @@ def pair_key(a: int, b: int) -> str:
     """Key of an unordered memory pair (``"3:7"`` for (7, 3) and (3, 7))."""
     lo, hi = sorted((int(a), int(b)))
     return f"{lo}:{hi}"
-
-
-def _enum(cls: Any, value: Any, name: str, owner: str) -> Any:
-    """``cls(value)``, or a clear error listing the valid values."""
-    try:
-        return cls(value)
-    except ValueError:
-        raise InvalidInputError(
-            f"The {name!r} parameter of {owner} must be one of {[x.value for x in cls]}. Got {value!r} instead."
-        ) from None
 
 
 class NotificationService:
@@ -223,7 +213,8 @@ class NotificationService:
         """
         owner = "NotificationService.create"
         user_id = check_user_id(user_id, owner=owner)
-        ntype, urg = _enum(NotificationType, type, "type", owner), _enum(Urgency, urgency, "urgency", owner)
+        ntype, urg = check_enum(NotificationType, type, name="type", owner=owner), check_enum(
+            Urgency, urgency, name="urgency", owner=owner)
         content = check_text(content, name="content", owner=owner, max_chars=_MAX_CONTENT)
         ids, key = self._pair_or_key(ntype, memory_ids, dedupe_key, user_id, owner)
         try:
