@@ -34,6 +34,11 @@ def register(groups: dict[str, Any]) -> None:
         action="store_true",
         help="keep the weights already in --out and redo only the calibration (e.g. after changing quantize)",
     )
+    p.add_argument(
+        "--checkpoint-dir",
+        default=None,
+        help="keep a resumable training state here (outside the repo); rerunning the same command resumes",
+    )
     p.set_defaults(func=_run)
 
     b = groups["bench"].add_parser("judge", help="default judge throughput: fp32 vs int8 on short SNLI pairs")
@@ -78,7 +83,12 @@ def _run(args: argparse.Namespace) -> int:
         config = config.model_copy(update=overrides)
         config = type(config).model_validate(config.model_dump())
     report = train_judge(
-        config, args.out, progress=not args.no_progress, echo=print, calibrate_only=args.calibrate_only
+        config,
+        args.out,
+        progress=not args.no_progress,
+        echo=print,
+        calibrate_only=args.calibrate_only,
+        checkpoint_dir=args.checkpoint_dir,
     )
     print(
         json.dumps(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,10 +21,22 @@ def check_file(path: Path) -> None:
 
 
 def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, text)`` for each non-blank line (1-based), decoding UTF-8 strictly."""
+    """Yield ``(line_number, text)`` for each non-blank line (1-based), decoding UTF-8 strictly.
+
+    A ``.gz`` file is read through gzip (the newer sets ship compressed); a corrupt archive raises
+    ``DatasetFormatError`` like any other malformed file.
+    """
     check_file(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        yield from _lines(path, opener)
+    except (OSError, EOFError) as exc:  # a truncated or corrupt .gz archive
+        raise DatasetFormatError(f"the file cannot be read ({exc}).", path=str(path)) from exc
+
+
+def _lines(path: Path, opener: Any) -> Iterator[tuple[int, str]]:
     seen = False
-    with path.open("rb") as fh:
+    with opener(path, "rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
             try:
                 line = raw.decode("utf-8")

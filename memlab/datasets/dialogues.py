@@ -67,8 +67,11 @@ class Dialogue:
 
 
 def parse_decode(path: Path) -> Iterator[Dialogue]:
-    """Parse one DECODE JSON-lines file (``human-bot.jsonl`` or ``rct.jsonl``)."""
+    """Parse one DECODE JSON-lines file (``human-bot.jsonl``, ``rct.jsonl`` or the dev dialogues of decode_pairs)."""
     for lineno, obj in iter_jsonl(path):
+        if "is_contradiction" not in obj and obj.get("label") in ("contradiction", "not_contradiction"):
+            # DECODE dev dialogues as converted in decode_pairs: a label string, an ``id``, no evidence
+            obj = {**obj, "is_contradiction": obj["label"] == "contradiction", "record_id": obj.get("id")}
         raw_label = get_field(obj, "is_contradiction", path, lineno)
         if not isinstance(raw_label, bool):
             raise DatasetFormatError(
@@ -150,8 +153,8 @@ def load_dialogues(
 
     Args:
         name: ``"decode"`` (the only dialogue-level set).
-        split: ``"human-bot"`` (contradiction and not) or ``"rct"`` (all non-contradictions: false
-            positives).
+        split: ``"human-bot"`` (contradiction and not), ``"rct"`` (all non-contradictions: false
+            positives) or ``"dev"`` (DECODE's dev dialogues, 4,003: the split to tune a detector on).
         data_dir: folder with ``human-bot.jsonl`` / ``rct.jsonl``; default ``datasets/decode``.
 
     Raises:

@@ -5,7 +5,9 @@ Label mappings (documented in ``datasets/README.md``):
 * 3-way sets (snli, anli, sick, control, gu_dnli, ocnli, kvpi) -> contradiction / entailment / neutral.
   OCNLI rows labelled ``-`` (no annotator majority) are skipped, as the OCNLI README says.
   KvPI: 0 -> entailment, 1 -> contradiction, 2 -> neutral ("irrelevant").
-* binary sets (ci_tod, cdconv, decode) -> contradiction / not_contradiction.
+* the newer sets in one JSON-lines form (decode_pairs, lingnli, taxinli, cad_snli, breaking_nli, negation_nli,
+  cnli_zh, cmnli_zh, xnli, cinlid; gzip) carry memlab's label names already; decode_pairs is binary.
+* binary sets (ci_tod, cdconv, decode, decode_pairs) -> contradiction / not_contradiction.
   CDConv: label 1, 2, 3 -> contradiction, 0 -> not_contradiction. CI-ToD: contradiction iff
   ``hi == 1`` or ``kbi == 1`` (``qi`` = inconsistency with the current query is not a contradiction of
   memory). DECODE: the dialogue label ``is_contradiction``.
@@ -134,6 +136,26 @@ def _enc_jsonl(premise_key: str, id_key: str) -> Callable[[Path, str], Iterator[
             )
 
     return parse
+
+
+_SHARED_META = ("lang", "protocol", "round", "genre", "variant", "category", "source", "negation_in", "mnli_split")
+"""Row fields kept in ``Pair.meta`` by :func:`_shared_jsonl` (never ``group``: that key ties pairs for scoring)."""
+
+
+def _shared_jsonl(path: Path, rel: str) -> Iterator[Pair]:
+    """The newer sets' common JSON-lines form: ``id``, ``premise``, ``hypothesis``, ``label`` (+ extra fields)."""
+    mapping = {"entailment": _E, "neutral": _N, "contradiction": _C, "not_contradiction": _NC}
+    for lineno, obj in iter_jsonl(path):
+        raw = get_field(obj, "label", path, lineno)
+        meta: dict[str, Any] = {"raw_label": raw, "uid": obj.get("id")}
+        meta.update({k: obj[k] for k in _SHARED_META if k in obj})
+        yield Pair(
+            f"{rel}:{lineno}",
+            text_field(get_field(obj, "premise", path, lineno), "premise", path, lineno),
+            text_field(get_field(obj, "hypothesis", path, lineno), "hypothesis", path, lineno),
+            _map_label(raw, mapping, path, lineno),
+            meta,
+        )
 
 
 def _ocnli(path: Path, rel: str) -> Iterator[Pair]:
@@ -307,6 +329,13 @@ _PARSERS: dict[str, Callable[[Path, str], Iterator[Pair]]] = {
     "kvpi": _kvpi,
     "ci_tod": _ci_tod,
     "decode": _decode,
+    **{
+        name: _shared_jsonl
+        for name in (
+            "decode_pairs", "lingnli", "taxinli", "cad_snli", "breaking_nli", "negation_nli",
+            "cnli_zh", "cmnli_zh", "xnli", "cinlid",
+        )
+    },
 }
 
 

