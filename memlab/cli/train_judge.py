@@ -41,6 +41,25 @@ def register(groups: dict[str, Any]) -> None:
     )
     p.set_defaults(func=_run)
 
+    t = groups["top"].add_parser(
+        "tune-detector",
+        help="choose the detector's candidate and confidence thresholds on DECODE dev dialogues (never on test)",
+        description=(
+            "Run the integrity checker once with both thresholds open on a dev split, replay its decision rule "
+            "over a grid of (candidate cosine, confidence) thresholds and print the best dev F1 whose dev "
+            "false-contradiction rate is within --max-fcr. Test and blind splits (human-bot, rct, test) are refused."
+        ),
+    )
+    t.add_argument("--dataset", default="decode", choices=["decode", "ci_tod", "cdconv"])
+    t.add_argument("--split", default="dev")
+    t.add_argument("--judge", default="default", help="judge name or weights directory (default: the shipped one)")
+    t.add_argument("--embedder", default=None, help="embedder name (default: Settings().embedder)")
+    t.add_argument("--limit", type=int, default=None, help="seeded sample of N units")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--max-fcr", type=float, default=0.10, help="cap on the dev false-contradiction rate")
+    t.add_argument("--out", default=None, help="write the grid and the choice to this JSON file")
+    t.set_defaults(func=_tune)
+
     b = groups["bench"].add_parser("judge", help="default judge throughput: fp32 vs int8 on short SNLI pairs")
     b.add_argument("--pairs", type=int, default=1000, help="pairs to judge per variant (default 1000)")
     b.add_argument("--batch-size", type=int, default=32)
@@ -67,6 +86,29 @@ def _bench(args: argparse.Namespace) -> int:
                    f"--seed {args.seed}" + (f" --weights {args.weights}" if args.weights else ""))
         out = result.write(args.out, command=command)
         print(f"\nwrote {out} (memlab eval show {out})")
+    return 0
+
+
+def _tune(args: argparse.Namespace) -> int:
+    from memlab.lab.detector_tuning import collect_traces, tune_detector
+
+    judge: Any = args.judge
+    if "/" in judge:  # a weights directory
+        from memlab.judges import DefaultJudge
+
+        judge = DefaultJudge(judge)
+    traces = collect_traces(
+        args.dataset, args.split, judge=judge, embedder=args.embedder, limit=args.limit, seed=args.seed
+    )
+    best, grid = tune_detector(traces, max_false_contradiction_rate=args.max_fcr, out=args.out)
+    top = sorted(grid, key=lambda g: -g.f1)[:8]
+    print(f"{len(traces)} units ({sum(t.gold for t in traces)} contradictions), dev fcr cap {args.max_fcr}")
+    print("| cosine > | confidence >= | F1 | P | R | fcr |")
+    print("|---|---|---|---|---|---|")
+    for g in [best, *top]:
+        print(f"| {g.similarity_threshold} | {g.confidence_threshold} | {g.f1:.3f} | {g.precision:.3f} | "
+              f"{g.recall:.3f} | {g.false_contradiction_rate:.3f} |")
+    print(f"chosen: similarity_threshold={best.similarity_threshold} confidence_threshold={best.confidence_threshold}")
     return 0
 
 

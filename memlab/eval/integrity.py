@@ -6,7 +6,7 @@ add the earlier statements as memories of ONE user (embedded in one batch), add 
 
 How each dataset becomes memories:
 
-* ``decode`` (``human-bot`` | ``rct``): the earlier turns of the speaker of the last turn (DECODE asks whether
+* ``decode`` (``human-bot`` | ``rct`` | ``dev``): the earlier turns of the speaker of the last turn (DECODE asks whether
   the last turn contradicts that speaker's own earlier turns); 2-turn dialogues fall back to the other
   speaker's turn, like the pairwise loader. ``rct`` holds only negatives: its run reports
   ``false_contradiction_rate``.
@@ -49,7 +49,7 @@ __all__ = [
 
 #: dataset -> (default split, splits)
 INTEGRITY_DATASETS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "decode": ("human-bot", ("human-bot", "rct")),
+    "decode": ("human-bot", ("human-bot", "rct", "dev")),
     "cdconv": ("test", ("train", "dev", "test")),
     "ci_tod": ("test", ("train", "dev", "test")),
     "kvpi": ("test", ("test",)),
