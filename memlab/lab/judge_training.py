@@ -78,6 +78,9 @@ class DataSource(BaseModel):
     """Seeded subsample size (``None``: all rows)."""
     repeat: int = Field(default=1, ge=1)
     """How many times the rows appear per epoch (up-weights a source)."""
+    holdout: int = Field(default=0, ge=0)
+    """Rows of this source moved (seeded) to a dev set named ``<dataset>/<split>-holdout`` before training (for a
+    set whose only permitted split is also the one trained on, e.g. cnli_zh dev)."""
     swap: bool = False
     """Also train on the swapped pairs ``(hypothesis, premise)``, once. Contradiction is symmetric, entailment is
     not, so a swapped contradiction stays ``contradiction`` and any other swapped label becomes
@@ -394,33 +397,52 @@ def _file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def _is_e5(config: TrainJudgeConfig) -> bool:
+    """Whether the run fine-tunes e5: ``base_model: e5``, or a trained e5 judge directory (continued training)."""
+    if config.base_model == "e5":
+        return True
+    meta = Path(config.base_model) / "judge.json"
+    return meta.is_file() and json.loads(meta.read_text(encoding="utf-8")).get("base") == "e5"
+
+
 def _base_model(config: TrainJudgeConfig) -> tuple[Any, Any]:
-    """Load the tokenizer and a fresh 3-class head on the configured base model (frozen e5 embeddings)."""
+    """Load the tokenizer and the model to fine-tune (frozen e5 word embeddings).
+
+    ``base_model`` is ``minilm`` or ``e5`` (a fresh 3-class head), or a directory: a trained judge (continued
+    training from its weights and head; e5 judges are read with :func:`memlab.judges.e5_base.load_e5_classifier`)
+    or any Hugging Face model.
+    """
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     base = config.base_model
-    e5 = base == "e5"
+    e5 = _is_e5(config)
     e5_dir: str | None = None
-    if base == "minilm":
-        from memlab.embedding.sentence_transformers import minilm_path
+    if e5 and base != "e5":
+        from memlab.judges.e5_base import load_e5_classifier
 
-        base = str(minilm_path())
-    elif e5:
-        from memlab.judges.e5_base import e5_base_dir
+        tokenizer, model = load_e5_classifier(base)
+        model.train()
+    else:
+        if base == "minilm":
+            from memlab.embedding.sentence_transformers import minilm_path
 
-        e5_dir = tempfile.mkdtemp(prefix="memlab-e5-base-")  # ~490 MB, removed once loaded
-        base = str(e5_base_dir(e5_dir))
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(base)
-        model = AutoModelForSequenceClassification.from_pretrained(
-            base,
-            num_labels=3,
-            id2label={i: c.value for i, c in enumerate(CLASSES)},
-            label2id={c.value: i for i, c in enumerate(CLASSES)},
-        )
-    finally:
-        if e5_dir is not None:
-            shutil.rmtree(e5_dir, ignore_errors=True)
+            base = str(minilm_path())
+        elif e5:
+            from memlab.judges.e5_base import e5_base_dir
+
+            e5_dir = tempfile.mkdtemp(prefix="memlab-e5-base-")  # ~490 MB, removed once loaded
+            base = str(e5_base_dir(e5_dir))
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(base)
+            model = AutoModelForSequenceClassification.from_pretrained(
+                base,
+                num_labels=3,
+                id2label={i: c.value for i, c in enumerate(CLASSES)},
+                label2id={c.value: i for i, c in enumerate(CLASSES)},
+            )
+        finally:
+            if e5_dir is not None:
+                shutil.rmtree(e5_dir, ignore_errors=True)
     model = model.float()  # a judge directory as base (continued training) is saved in fp16
     tokenizer.truncation_side = config.truncation_side
     if e5:
@@ -492,7 +514,7 @@ class _Checkpoint:
 
 
 def _fingerprint(config: TrainJudgeConfig, train_rows: Sequence[_Row]) -> str:
-    h = hashlib.sha256(config.model_dump_json(exclude={"checkpoint_every", "num_threads"}).encode())
+    h = hashlib.sha256(config.model_dump_json(exclude={"checkpoint_every", "num_threads"}, exclude_defaults=True).encode())
     for r in train_rows:
         h.update(f"{r.premise}\0{r.hypothesis}\0{r.label.value}\n".encode())
     return h.hexdigest()
@@ -558,7 +580,7 @@ def _fit(
 
 def _export(config: TrainJudgeConfig, model: Any, tokenizer: Any, out: Path) -> tuple[str, dict[str, Any]]:
     """Save the weights (fp16 if configured) and a provisional ``judge.json``; return the weights' hash and meta."""
-    e5 = config.base_model == "e5"
+    e5 = _is_e5(config)
     model.eval()
     if config.save_dtype == "float16":
         model = model.half()
@@ -617,11 +639,12 @@ class _Data:
 def _add_train_source(config: TrainJudgeConfig, src: DataSource, data: _Data) -> None:
     """Add one training source (its seeded holdout goes to the dev sets; optionally the swapped pairs too)."""
     rows = _load_source(src, config.data_dir, config.seed)
-    if src.dataset == config.holdout_dataset and config.holdout_size:
+    size = src.holdout or (config.holdout_size if src.dataset == config.holdout_dataset else 0)
+    if size:
         rows = list(rows)
         random.Random(config.seed + 1).shuffle(rows)
-        data.dev[f"{src.dataset}/{src.split}-holdout"] = rows[: config.holdout_size]
-        rows = rows[config.holdout_size :]
+        data.dev[f"{src.dataset}/{src.split}-holdout"] = rows[:size]
+        rows = rows[size:]
     data.train += rows * src.repeat
     if src.swap:
         data.train += [

@@ -109,6 +109,14 @@ def test_config_file_errors(tmp_path: Path) -> None:
         load_config(bad)
 
 
+def _without_new_source_options(dumped: dict[str, object]) -> dict[str, object]:
+    """Source options added after a run (``holdout``) at their "off" value are not in its recorded config."""
+    for role in ("train", "dev"):
+        dumped[role] = [{k: v for k, v in src.items() if not (k == "holdout" and v == 0)}
+                        for src in dumped[role]]  # type: ignore[attr-defined]
+    return dumped
+
+
 def test_shipped_config_is_the_default_and_valid() -> None:
     repo = Path(__file__).resolve().parents[2]
     cfg = load_config(repo / "eval" / "judge.yaml")
@@ -122,13 +130,13 @@ def test_shipped_config_is_the_default_and_valid() -> None:
     assert all(isinstance(s, DataSource) for s in cfg.train)
     # the shipped English weights were trained with exactly this file (options added later are "off")
     meta = json.loads((repo / "memlab" / "judges" / "weights" / "default" / "train_report.json").read_text())
-    dumped = cfg.model_dump(mode="json")
+    dumped = _without_new_source_options(cfg.model_dump(mode="json"))
     assert {k: dumped[k] for k in meta["config"]} == meta["config"]
 
 
 def test_multilingual_config_is_the_one_its_weights_were_trained_with() -> None:
     repo = Path(__file__).resolve().parents[2]
-    cfg = load_config(repo / "eval" / "judge_e5.yaml").model_dump(mode="json")
+    cfg = _without_new_source_options(load_config(repo / "eval" / "judge_e5.yaml").model_dump(mode="json"))
     meta = json.loads((repo / "memlab" / "judges" / "weights" / "multilingual" / "train_report.json").read_text())
     assert cfg["base_model"] == "e5" and cfg["lr"] == pytest.approx(5e-5)
     # every recorded hyper-parameter matches; options added later are set to their "off" value in the file
@@ -208,3 +216,29 @@ def test_training_resumes_from_its_checkpoint(
     other = cfg.model_copy(update={"lr": cfg.lr / 2})
     fresh = train_judge(other, tmp_path / "other", progress=False, checkpoint_dir=ckpt)
     assert fresh.weights_sha256 != whole.weights_sha256
+
+
+@pytest.mark.model
+def test_continued_training_from_a_trained_judge(tiny_nli: Path, tmp_path: Path) -> None:
+    """A trained judge directory is a valid base: its head is kept, the new run starts from its weights."""
+    first = train_judge(TrainJudgeConfig.model_validate(_tiny(tiny_nli, max_steps=2)), tmp_path / "v1", progress=False)
+    cfg = TrainJudgeConfig.model_validate(
+        _tiny(tmp_path / "v1", max_steps=1, train=[{"dataset": "decode_pairs", "split": "train", "limit": 8,
+                                                    "holdout": 3}])
+    )
+    second = train_judge(cfg, tmp_path / "v2", progress=False)
+    assert second.weights_sha256 != first.weights_sha256
+    assert second.sizes["dev:decode_pairs/train-holdout"] == 3 and second.sizes["train"] == 5 + 16
+    assert DefaultJudge(tmp_path / "v2").judge([("I am a nurse.", "I am a pilot.")])[0].probability >= 0.0
+
+
+def test_e5_judge_directories_are_recognised(tmp_path: Path) -> None:
+    from memlab.lab.judge_training import _is_e5
+
+    (tmp_path / "judge.json").write_text('{"base": "e5"}', encoding="utf-8")
+    assert _is_e5(TrainJudgeConfig(base_model=str(tmp_path)))
+    assert _is_e5(TrainJudgeConfig(base_model="e5"))
+    assert not _is_e5(TrainJudgeConfig(base_model="minilm"))
+    repo = Path(__file__).resolve().parents[2]
+    assert _is_e5(TrainJudgeConfig(base_model=str(repo / "memlab/judges/weights/multilingual")))
+    assert not _is_e5(TrainJudgeConfig(base_model=str(repo / "memlab/judges/weights/default")))
