@@ -70,13 +70,23 @@ def test_acceptance_pairs(judge: LanguageRoutedJudge) -> None:
         ]
     )
     assert born.label is Label.CONTRADICTION and born.probability >= 0.8
-    assert anniversary.label is not Label.CONTRADICTION and anniversary.probability < 0.8
+    assert anniversary.label is not Label.CONTRADICTION and anniversary.probability < 0.5
 
 
 @pytest.mark.model
 def test_italian_acceptance_pair(judge: LanguageRoutedJudge) -> None:
     v = judge.judge([("L'utente è nato il 12 luglio 1990.", "Il compleanno dell'utente è il 15 agosto.")])[0]
     assert v.label is Label.CONTRADICTION and v.probability >= 0.8
+    other = judge.judge([("Il mio compleanno è il 12 luglio.", "Il nostro anniversario di matrimonio è il 15 agosto.")])[0]
+    assert other.label is not Label.CONTRADICTION and other.probability < 0.5
+
+
+@pytest.mark.model
+def test_chinese_acceptance_pairs(judge: LanguageRoutedJudge) -> None:
+    born, anniversary = judge.judge([("我出生于1990年7月12日。", "我的生日是8月15日。"),
+                                     ("我的生日是7月12日。", "我们的结婚纪念日是8月15日。")])
+    assert born.label is Label.CONTRADICTION and born.probability >= 0.8
+    assert anniversary.label is not Label.CONTRADICTION and anniversary.probability < 0.5
 
 
 @pytest.mark.model

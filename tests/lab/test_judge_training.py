@@ -128,10 +128,19 @@ def test_shipped_config_is_the_default_and_valid() -> None:
         ("ci_tod", "train"),
     }
     assert all(isinstance(s, DataSource) for s in cfg.train)
-    # the shipped English weights were trained with exactly this file (options added later are "off")
+
+
+def test_english_weights_come_from_the_v2_config() -> None:
+    """The shipped English weights were trained with exactly eval/judge_v2.yaml (continued from v1)."""
+    repo = Path(__file__).resolve().parents[2]
+    cfg = load_config(repo / "eval" / "judge_v2.yaml")
     meta = json.loads((repo / "memlab" / "judges" / "weights" / "default" / "train_report.json").read_text())
-    dumped = _without_new_source_options(cfg.model_dump(mode="json"))
+    dumped = cfg.model_dump(mode="json")
     assert {k: dumped[k] for k in meta["config"]} == meta["config"]
+    # the decision threshold follows the v1 rule (pooled dev fcr <= 0.07 on these sets)
+    assert cfg.threshold_dev == ("snli/dev-holdout", "gu_dnli/dev", "synthetic")
+    assert all(s.split != "test" for s in (*cfg.train, *cfg.dev))
+    assert {s.dataset for s in cfg.train} >= {"decode_pairs", "lingnli", "snli", "gu_dnli"}
 
 
 def test_multilingual_config_is_the_one_its_weights_were_trained_with() -> None:
