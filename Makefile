@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install eval test dashboard bench clean
+.PHONY: install eval test test-fast dashboard bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,6 +23,9 @@ eval: $(STAMP)  ## run the benchmark suite on the offline default and print the 
 
 test: $(STAMP)  ## run the whole test suite (unit, integration, notebooks)
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-fast: $(STAMP)  ## the one-minute inner loop: every test that loads no real model and starts no other Python process
+	$(PY) -m pytest -q -m "not model and not subprocess" $(PYTEST_ARGS)
 
 dashboard: $(STAMP)  ## start the Streamlit demo (loopback only; see README "Dashboard")
 	$(VENV)/bin/streamlit run dashboard/app.py --server.address 127.0.0.1

@@ -85,3 +85,47 @@ def _enforce_model_marker(request: pytest.FixtureRequest, monkeypatch: pytest.Mo
     if used:
         pytest.fail(f"This test runs a real model ({used[0]}) but is not marked @pytest.mark.model; mark it so "
                     "`pytest -m 'not model'` stays the fast loop.", pytrace=False)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The `subprocess` marker: a test that starts another Python process (the CLI, a stdio MCP server, a kill -9 crash
+# test, `make dashboard`) pays an interpreter start and memlab's imports each time, so the one-minute loop
+# `pytest -m "not model and not subprocess"` (`make test-fast`) leaves it out. This fixture fails a test outside both
+# markers that started one. Short helper programs (git, chattr, uname) are not counted.
+# ---------------------------------------------------------------------------------------------------------------
+
+_INTERPRETERS = ("python", "make", "memlab", "streamlit")
+
+
+def _starts_interpreter(args: object) -> bool:
+    """True when ``Popen(args)`` runs Python (this interpreter, any ``python*``) or a launcher of it."""
+    import sys
+
+    first = args if isinstance(args, str | bytes | os.PathLike) else (list(args) or [""])[0]  # type: ignore[call-overload]
+    words = os.fsdecode(first).split()
+    program = words[0] if words else ""
+    if program and os.path.realpath(program) == os.path.realpath(sys.executable):
+        return True
+    return os.path.basename(program).startswith(_INTERPRETERS)
+
+
+@pytest.fixture(autouse=True)
+def _enforce_subprocess_marker(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    import subprocess
+
+    if request.node.get_closest_marker("subprocess") or request.node.get_closest_marker("model"):
+        yield
+        return
+    started: list[str] = []
+    original = subprocess.Popen.__init__
+
+    def init(self, args, *rest, **kwargs):
+        if _starts_interpreter(args):
+            started.append(str(args)[:200])
+        original(self, args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", init)
+    yield
+    if started:
+        pytest.fail(f"This test starts another Python process ({started[0]}) but is not marked "
+                    "@pytest.mark.subprocess; mark it so `make test-fast` stays the one-minute loop.", pytrace=False)

@@ -233,6 +233,7 @@ def _status_counts(path: Path) -> dict[str, int]:
         con.close()
 
 
+@pytest.mark.subprocess
 def test_kill_minus_9_with_queued_checks_then_restart(tmp_path):
     path = tmp_path / "m.db"
     store = MemoryStore(path, embedder=FakeEmbedder(dim=32))

@@ -245,6 +245,7 @@ def test_user_id_with_surrounding_whitespace_or_tabs_is_refused(tmp_path, alias)
         assert lab.chats.list("alice") == []
 
 
+@pytest.mark.subprocess
 def test_cli_notifications_with_an_aliased_user_is_a_one_line_error(tmp_path):
     db = tmp_path / "a.db"
     with open_memlab(db, embedder=FakeEmbedder(), checks=False) as lab:
@@ -276,6 +277,7 @@ def test_database_refuses_empty_path_directory_and_non_sqlite_file(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.db"]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("command", [["chat", "--message", "ciao", "--no-wait"], ["notifications"]])
 def test_cli_bad_db_path_is_a_one_line_error(tmp_path, command):
     text = tmp_path / "notes.db"
@@ -337,6 +339,7 @@ def test_close_leaves_no_faiss_tmp_when_the_index_cannot_be_written(tmp_path, ca
         assert again.count("alice") == 200 and len(again.index) == 200
 
 
+@pytest.mark.subprocess
 def test_cli_on_an_immutable_database_is_a_one_line_error(tmp_path):
     import shutil
 
@@ -392,6 +395,7 @@ def test_an_empty_database_may_switch_embedder(tmp_path):
         assert s.add("u1", "Abito a Roma").id == 1
 
 
+@pytest.mark.subprocess
 def test_cli_embedder_switch_is_refused_without_reembed(tmp_path):
     db = tmp_path / "e5.db"
     with open_memlab(db, embedder="e5", checks=False) as lab:
@@ -437,6 +441,7 @@ def test_turn_timeout_must_be_finite_and_positive(tmp_path, timeout):
         assert lab.chats.list("alice") == [] and lab.store.count("alice") == 0
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("flags, needle", [(["--judge", "hf:/etc"], "not a model folder"),
                                            (["--timeout", "nan"], "'--timeout'"),
                                            (["--timeout", "-5"], "'--timeout'")])

@@ -176,6 +176,7 @@ def test_import_checker_sees_function_level_imports(tmp_path: Path) -> None:
     assert _imports("memlab.x.m", src, top_level_only=True) == []
 
 
+@pytest.mark.subprocess
 def test_every_module_imports_in_a_fresh_interpreter() -> None:
     """Each module on its own (sorted order, one interpreter per module would take minutes: import them one after
     another, and separately import the package's leaves first so a cycle that needs a given order shows up)."""

@@ -46,6 +46,7 @@ CRASH_AFTER_COMMIT = textwrap.dedent(
 )
 
 
+@pytest.mark.subprocess
 def test_a_kill_between_commit_and_queueing_loses_no_check(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     with open_memlab(db, embedder=FakeEmbedder(), judge=_birthday_judge()) as lab:
@@ -153,6 +154,7 @@ FLUSHER = textwrap.dedent(
 )
 
 
+@pytest.mark.subprocess
 def test_two_processes_flushing_one_database(tmp_path: Path) -> None:
     """They used to race on one shared '.faiss.tmp' name (FileNotFoundError)."""
     db = tmp_path / "m.db"
@@ -275,6 +277,7 @@ def test_a_wedding_anniversary_is_not_a_wedding_date() -> None:
     assert (fact.key, fact.value) == ("wedding_date", "--09-12")
 
 
+@pytest.mark.subprocess
 def test_openmp_threads_do_not_spin_unless_the_user_says_so() -> None:
     """Item 4: two processes embedding with e5 at once slowed each other ~3.5x (spinning OpenMP threads)."""
     code = "import os, memlab; print(os.environ['OMP_WAIT_POLICY'])"

@@ -210,6 +210,7 @@ def test_an_empty_split_is_a_clear_error(locomo_dir: Path, tmp_path: Path) -> No
     assert not out.exists()
 
 
+@pytest.mark.subprocess
 def test_cli_empty_split_is_a_one_line_error(locomo_dir: Path, tmp_path: Path) -> None:
     import os
     import subprocess

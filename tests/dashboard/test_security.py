@@ -96,6 +96,7 @@ def non_loopback_ip() -> str | None:
     return None
 
 
+@pytest.mark.subprocess
 def test_make_dashboard_listens_on_loopback_only(tmp_path):
     if not Path("/proc/net/tcp").exists():
         pytest.skip("LOUD SKIP: no /proc/net/tcp to read the listening sockets from")

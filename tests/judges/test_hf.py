@@ -20,6 +20,7 @@ PAIRS = [
 ]
 
 
+@pytest.mark.model  # loads the tiny BERT through torch and transformers (seconds of imports)
 def test_load_by_hf_name_reads_label_mapping(tiny_nli: Path) -> None:
     judge = load_judge(f"hf:{tiny_nli}")
     assert isinstance(judge, HFJudge)
@@ -105,9 +106,10 @@ def test_missing_model_raises_judge_error(tmp_path: Path) -> None:
     "kwargs",
     [{"temperature": 0}, {"temperature": -1.0}, {"quantize": "int4"}, {"batch_size": 0}, {"max_length": 0}],
 )
-def test_bad_parameters(tiny_nli: Path, kwargs: dict[str, object]) -> None:
+def test_bad_parameters(tmp_path: Path, kwargs: dict[str, object]) -> None:
+    # parameters are checked in the constructor, before any model file is read (an empty folder is enough)
     with pytest.raises(InvalidInputError):
-        HFJudge(tiny_nli, **kwargs)  # type: ignore[arg-type]
+        HFJudge(tmp_path, **kwargs)  # type: ignore[arg-type]
 
 
 def test_label_names() -> None:
@@ -117,6 +119,8 @@ def test_label_names() -> None:
     assert label_from_name("LABEL_2") is None
 
 
-def test_get_params_is_json_like(tiny_nli: Path) -> None:
-    params = HFJudge(tiny_nli, quantize="int8").get_params()
-    assert params["model"] == str(tiny_nli) and params["quantize"] == "int8"
+def test_get_params_is_json_like(tmp_path: Path) -> None:
+    judge = HFJudge(tmp_path, quantize="int8")  # an empty folder: get_params must not load the model
+    params = judge.get_params()
+    assert params["model"] == str(tmp_path) and params["quantize"] == "int8"
+    assert judge._model is None

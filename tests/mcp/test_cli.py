@@ -33,6 +33,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.subprocess
 def test_datetime_server_process_serves_health_and_stops_on_sigterm(tmp_path: Path) -> None:
     port = _free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}

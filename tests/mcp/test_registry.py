@@ -52,6 +52,7 @@ def test_discovery_and_routing_across_two_servers(memory_server: ThreadedServer,
     assert sorted(out["refreshed"]) == sorted(names)
 
 
+@pytest.mark.subprocess
 def test_in_process_and_stdio_targets_mix(lab: Memlab) -> None:
     """An SDK server object (in-process) and a subprocess over stdio behind one registry."""
     import sys

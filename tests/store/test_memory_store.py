@@ -153,6 +153,8 @@ def test_persistence_across_reopen_and_index_rebuild(tmp_path, fake_embedder):
         assert len(s.index) == 3
 
 
+@pytest.mark.model  # runs the packaged embedder in the new processes
+@pytest.mark.subprocess
 def test_seed_acceptance_script_in_a_new_process(tmp_path):
     """The issue's python -c scenario on the real packaged embedder, then the same answers from a new process."""
     path = tmp_path / "accept.db"
