@@ -46,13 +46,22 @@ def card_rows(name: str) -> dict[str, tuple[int, dict[str, int]]]:
 PAIR_SPLITS = [(n, s) for n, d in DATASETS.items() if d.kind == "pairs" for s in d.splits]
 
 
-@pytest.mark.parametrize(("name", "split"), PAIR_SPLITS, ids=[f"{n}-{s}" for n, s in PAIR_SPLITS])
-def test_pair_counts_match_card(name: str, split: str) -> None:
+@pytest.fixture(scope="module")
+def loaded(request: pytest.FixtureRequest) -> tuple[str, str, list[Pair]]:
+    """``(name, split, load_pairs(name, split))``, parametrized indirectly: module scope makes pytest run the two card
+    checks of one split one after the other on a single load (a large train split takes a second to parse), and
+    drop it before the next split."""
+    name, split = request.param
+    return name, split, load_pairs(name, split)
+
+
+@pytest.mark.parametrize("loaded", PAIR_SPLITS, ids=[f"{n}-{s}" for n, s in PAIR_SPLITS], indirect=True)
+def test_pair_counts_match_card(loaded: tuple[str, str, list[Pair]]) -> None:
+    name, split, pairs = loaded
     card = card_rows(name)
     files = DATASETS[name].splits[split]
     expected = sum(card[f][0] for f in files)
     skipped = sum(card[f][1].get("-", 0) for f in files) if name == "ocnli" else 0  # documented skip
-    pairs = load_pairs(name, split)
     assert len(pairs) == expected - skipped
     assert len({p.id for p in pairs}) == len(pairs)
     assert all(p.premise.strip() and p.hypothesis.strip() for p in pairs)
@@ -92,15 +101,16 @@ _RAW_TO_LABEL = {
 LABEL_SPLITS = [(n, s) for n, s in PAIR_SPLITS if n in _RAW_TO_LABEL]
 
 
-@pytest.mark.parametrize(("name", "split"), LABEL_SPLITS, ids=[f"{n}-{s}" for n, s in LABEL_SPLITS])
-def test_label_counts_match_card(name: str, split: str) -> None:
+@pytest.mark.parametrize("loaded", LABEL_SPLITS, ids=[f"{n}-{s}" for n, s in LABEL_SPLITS], indirect=True)
+def test_label_counts_match_card(loaded: tuple[str, str, list[Pair]]) -> None:
+    name, split, pairs = loaded
     card = card_rows(name)
     expected: collections.Counter[Label] = collections.Counter()
     for f in DATASETS[name].splits[split]:
         for raw, n in card[f][1].items():
             if raw != "-":
                 expected[_RAW_TO_LABEL[name][raw]] += n
-    got = collections.Counter(p.label for p in load_pairs(name, split))
+    got = collections.Counter(p.label for p in pairs)
     assert got == expected
 
 
