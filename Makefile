@@ -25,9 +25,12 @@ test: $(STAMP)  ## run the whole test suite (unit, integration, notebooks)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # PYTHONDONTWRITEBYTECODE is emptied so pytest keeps its assertion-rewritten test modules in __pycache__ (gitignored):
-# with it set, every run rewrites ~200 test modules again, ~2.5 s of the loop's ~6 s collection
+# with it set, every run rewrites ~200 test modules again, ~2.5 s of the loop's ~6 s collection.
+# The tests' temporary folders go to the RAM-backed /dev/shm when there is one: the ~450 real SQLite databases the loop
+# creates then cost ~0.3 ms each instead of ~6 ms of fsyncs on disk (make test keeps the default, on disk).
+FAST_TMPDIR := $(shell test -d /dev/shm -a -w /dev/shm && echo /dev/shm)
 test-fast: $(STAMP)  ## the one-minute inner loop: every test that loads no real model and starts no other Python process
-	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -m "not model and not subprocess" $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= $(if $(FAST_TMPDIR),TMPDIR=$(FAST_TMPDIR)) $(PY) -m pytest -q -m "not model and not subprocess" $(PYTEST_ARGS)
 
 dashboard: $(STAMP)  ## start the Streamlit demo (loopback only; see README "Dashboard")
 	$(VENV)/bin/streamlit run dashboard/app.py --server.address 127.0.0.1

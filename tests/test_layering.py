@@ -12,6 +12,7 @@ whatever import order a test run happens to use.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import subprocess
 import sys
@@ -39,9 +40,15 @@ def _modules() -> dict[str, Path]:
     return {_module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
 
 
+@functools.cache
+def _parse(path: Path) -> ast.Module:
+    """The syntax tree of ``path``, parsed once per session (three tests read every module; nothing edits the trees)."""
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
 def _imports(name: str, path: Path, *, top_level_only: bool) -> list[tuple[str, int]]:
     """``(imported module, line)`` for every import in ``path`` (only module-level ones if ``top_level_only``)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = _parse(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     nodes = tree.body if top_level_only else list(ast.walk(tree))
     if top_level_only:  # also look inside module-level `if`/`try` blocks (TYPE_CHECKING is skipped below)
