@@ -52,9 +52,9 @@ def fake_embedder():
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# The `model` marker: `pytest -m "not model"` is the fast inner loop, so a test that runs a real model (the packaged
-# embedders, a trained judge) must say so. This fixture enforces it: it wraps the real models' inference entry
-# points for the duration of each test and fails an unmarked test that reached one.
+# The `model` marker: the fast inner loop (`make test-fast`) leaves out `model` tests, so a test that runs a real
+# model (the packaged embedders, a trained judge) must say so. This fixture enforces it: it wraps the real models'
+# inference entry points for the duration of each test and fails an unmarked test that reached one.
 # ---------------------------------------------------------------------------------------------------------------
 
 _MODEL_ENTRY_POINTS = (
@@ -84,7 +84,7 @@ def _enforce_model_marker(request: pytest.FixtureRequest, monkeypatch: pytest.Mo
     yield
     if used:
         pytest.fail(f"This test runs a real model ({used[0]}) but is not marked @pytest.mark.model; mark it so "
-                    "`pytest -m 'not model'` stays the fast loop.", pytrace=False)
+                    "`make test-fast` stays the fast loop.", pytrace=False)
 
 
 # ---------------------------------------------------------------------------------------------------------------
