@@ -1,5 +1,5 @@
 """Notebook tests (nbval): every notebook runs the real packaged models, so each cell carries the `model` marker
-(`pytest -m "not model"` is the fast loop; `make test` runs them)."""
+(`make test-fast` leaves them out; `make test` runs them)."""
 
 from __future__ import annotations
 
