@@ -50,7 +50,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from memlab.entities import STABLE_ATTRIBUTES, Entity, EntityKind, extract_entities
 from memlab.errors import InvalidInputError, JudgeError, NotFoundError
 from memlab.integrity import explain as X
-from memlab.integrity.patterns import Facts, asserts_nothing, close_dates, compare_facts, consistent_reason, summarise
+from memlab.integrity.patterns import (
+    Facts,
+    asserts_nothing,
+    close_dates,
+    compare_facts,
+    consistent_reason,
+    summarise,
+)
 from memlab.protocols import Judge
 from memlab.records import ConflictType, Contradiction, IntegrityResult, Label, MemoryItem, Urgency
 from memlab.store import MemoryStore
