@@ -492,6 +492,8 @@ class BackgroundAgent:
             else:
                 n = self.notifications.create_contradiction(job.user_id, c, source=f"agent:job:{job.id}")
             created.append(n.id)
+        for c in result.clarifications:  # LOW: in the bell, never before the reply
+            created.append(self.notifications.create_contradiction(job.user_id, c, source=f"agent:job:{job.id}").id)
         return {"has_contradiction": bool(result.has_contradiction), "n_contradictions": len(result.contradictions),
                 "notification_ids": created, "n_candidates": int(result.n_candidates), "skipped": skipped}
 

@@ -183,6 +183,9 @@ class IntegrityResult:
         confidence: max confidence over ``contradictions`` (0.0 when none).
         n_candidates: how many memories were compared.
         stage_ms: wall time per stage, for benchmarks.
+        clarifications: pairs that are not contradictions but worth a LOW-urgency question (two different dates
+            of the same person whose kinds are easy to mix up, e.g. a birthday and a wedding anniversary); they
+            never count in ``has_contradiction``.
     """
 
     item_id: int
@@ -191,3 +194,4 @@ class IntegrityResult:
     confidence: float = 0.0
     n_candidates: int = 0
     stage_ms: Mapping[str, float] = field(default_factory=dict)
+    clarifications: tuple[Contradiction, ...] = ()

@@ -285,6 +285,8 @@ LANGS: tuple[str, ...] = ("it", "en", "zh")
 MESSAGES: Mapping[str, Mapping[str, str]] = {
     "it": {
         "contradiction_head": "[⚠️ IMPORTANTE] Ho notato una contraddizione nella memoria:",
+        "clarify_head": "[ℹ️] Una domanda veloce su due date che mi hai detto:",
+        "clarify_dates": "Sono due date diverse ({old} e {new}), non è un errore?",
         "previous": "Memoria precedente",
         "new": "Memoria nuova",
         "question": "Quale informazione è corretta?",
@@ -320,6 +322,8 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
     },
     "en": {
         "contradiction_head": "[⚠️ IMPORTANT] I noticed a contradiction in my memory:",
+        "clarify_head": "[ℹ️] A quick question about two dates you told me:",
+        "clarify_dates": "These are two different dates ({old} and {new}), not a mistake?",
         "previous": "Previous memory",
         "new": "New memory",
         "question": "Which information is correct?",
@@ -355,6 +359,8 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
     },
     "zh": {
         "contradiction_head": "[⚠️ 重要] 我注意到记忆中有矛盾：",
+        "clarify_head": "[ℹ️] 想跟你确认一下你告诉我的两个日期：",
+        "clarify_dates": "这是两个不同的日期（{old}和{new}），没有记错吧？",
         "previous": "之前的记忆",
         "new": "新的记忆",
         "question": "哪条信息是正确的？",

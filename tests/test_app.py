@@ -118,3 +118,24 @@ def test_with_a_model_the_summaries_and_titles_are_written_by_it(tmp_path) -> No
             assert chat.title and "Tokyo" in chat.title
         systems = [b["messages"][0]["content"][:20] for b in srv.posted("/api/chat")]
         assert any(s.startswith("You compact") for s in systems) and any(s.startswith("Describe") for s in systems)
+
+
+def test_birthday_then_anniversary_leaves_one_low_question_in_the_bell(lab) -> None:
+    import asyncio
+
+    from memlab.records import Urgency
+
+    async def go() -> None:
+        async with lab.agent:
+            for user, text in [("u1", "Il mio compleanno è il 12 luglio"),
+                               ("u1", "Il nostro anniversario di matrimonio è il 15 agosto"),
+                               ("u1", "Ho un appuntamento dal dentista il 20 settembre"),
+                               ("u2", "我的生日是7月12日。"), ("u2", "我们的结婚纪念日是8月15日。")]:
+                _, jobs = lab.remember(user, text)
+                assert await lab.agent.wait_idle(jobs, timeout=60)
+
+    asyncio.run(go())
+    for user, value in (("u1", "15 agosto"), ("u2", "8月15日")):
+        (n,) = lab.notifications.pending(user)  # the dentist appointment adds nothing
+        assert n.urgency is Urgency.LOW and value in n.payload["explanation"]
+        assert lab.notifications.pending(user, Urgency.HIGH) == []

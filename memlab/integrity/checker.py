@@ -25,6 +25,10 @@ Levels, cheap to expensive; each level can decide a pair or pass it on:
    two different likes: :func:`~memlab.integrity.patterns.consistent_reason`), so they never reach the judge.
    A pair where one side only asks questions ("Do you like your job?") is consistent before any level runs:
    a question states no fact (:func:`~memlab.integrity.patterns.asserts_nothing`).
+   Two different dates of the same person whose kinds are easy to mix up (birthday vs wedding anniversary,
+   :data:`~memlab.integrity.patterns.CLOSE_DATE_PAIRS`) are consistent too, but reported in
+   ``IntegrityResult.clarifications`` as a LOW-urgency question (never a contradiction, never HIGH); the
+   anniversary memories of a birthday (and back) are pulled as ``close_attribute`` candidates for this only.
 4. **judge** — the pairs still undecided go to the judge in ONE batch; a contradiction is reported only at
    probability >= ``integrity_confidence_threshold``.
 
@@ -37,7 +41,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -46,10 +50,18 @@ from pydantic import BaseModel, ConfigDict, Field
 from memlab.entities import STABLE_ATTRIBUTES, Entity, EntityKind, extract_entities
 from memlab.errors import InvalidInputError, JudgeError, NotFoundError
 from memlab.integrity import explain as X
-from memlab.integrity.patterns import Facts, asserts_nothing, compare_facts, consistent_reason, summarise
+from memlab.integrity.patterns import (
+    Facts,
+    asserts_nothing,
+    close_dates,
+    compare_facts,
+    consistent_reason,
+    summarise,
+)
 from memlab.protocols import Judge
 from memlab.records import ConflictType, Contradiction, IntegrityResult, Label, MemoryItem, Urgency
 from memlab.store import MemoryStore
+from memlab.text import LANGS, detect_lang, messages
 
 __all__ = ["LEVELS", "IntegrityConfig", "SemanticIntegrityChecker"]
 
@@ -92,6 +104,9 @@ ATTRIBUTE_GROUPS: dict[str, tuple[str, ...]] = {
 _ATTR_TO_GROUP = {"born": "birth", "birthday": "birth", "anniversary": "anniversary", "deadline": "deadline",
                   "height": "height", "weight": "weight", "age": "age", "name": "name", "lives_in": "lives_in",
                   "from_place": "from_place", "works_at": "works_at", "count": "count"}
+#: groups whose memories are also pulled (source ``close_attribute``) for a LOW clarification only: such a pair
+#: never goes to the judge (see :data:`memlab.integrity.patterns.CLOSE_DATE_PAIRS`).
+_CLOSE_GROUPS: dict[str, tuple[str, ...]] = {"birth": ("anniversary",), "anniversary": ("birth",)}
 
 
 class IntegrityConfig(BaseModel):
@@ -133,6 +148,7 @@ class _Pair:
     old: _Candidate
     decided: Contradiction | None = None
     undecided: bool = True
+    clarify: Contradiction | None = None
 
 
 def _different_slots(p: _Pair) -> bool:
@@ -349,13 +365,14 @@ class SemanticIntegrityChecker:
         groups = self._groups(f)
         if not groups:
             return
-        for g in sorted(groups):
+        close = {c for g in groups for c in _CLOSE_GROUPS.get(g, ())} - groups
+        for g in sorted(groups | close):
             found = self.store.find_containing(
                 item.user_id, ATTRIBUTE_GROUPS[g], exclude_id=item.id, limit=self.config.max_attribute_candidates
             )
             for m in found:
                 if g in self._groups(self.facts(m)):
-                    add(m, "attribute")
+                    add(m, "close_attribute" if g in close else "attribute")
 
     def _check_many(self, items: Sequence[MemoryItem], *, only_earlier: bool,
                     everyone: Sequence[MemoryItem] | None = None) -> list[IntegrityResult]:
@@ -385,6 +402,10 @@ class SemanticIntegrityChecker:
                         # decided "consistent": no judge call
                         p.undecided = p.decided is None and not _different_slots(p) and consistent_reason(
                             self.facts(p.old.item), self.facts(p.new)) is None
+                        if p.decided is None and not p.undecided:
+                            p.clarify = self._clarification(p)
+                        # pulled only for a possible clarification: never sent to the judge
+                        p.undecided = p.undecided and p.old.sources != {"close_attribute"}
             stage["patterns"] = (time.perf_counter() - t2) * 1000
             per_item.append((item, pairs, stage))
         if "judge" in levels:
@@ -405,7 +426,7 @@ class SemanticIntegrityChecker:
             out.append(IntegrityResult(
                 item_id=item.id, has_contradiction=bool(cons), contradictions=tuple(cons),
                 confidence=max((c.confidence for c in cons), default=0.0), n_candidates=len(pairs),
-                stage_ms=stage))
+                stage_ms=stage, clarifications=tuple(p.clarify for p in pairs if p.clarify is not None)))
         return out
 
     def _make(self, p: _Pair, *, confidence: float, type: ConflictType, explanation: str, level: str,
@@ -455,6 +476,25 @@ class SemanticIntegrityChecker:
                           explanation=X.explain_pattern(hit.rule, hit.old, hit.new, lang=self.config.lang),
                           rule=hit.rule, possible_update=hit.update,
                           values=[_plain(hit.old), _plain(hit.new)])
+
+    def _clarification(self, p: _Pair) -> Contradiction | None:
+        """A LOW-urgency question for two different dates of the same person whose kinds are easy to mix up
+        (:func:`~memlab.integrity.patterns.close_dates`); ``None`` for any other consistent pair."""
+        hit = close_dates(self.facts(p.old.item), self.facts(p.new))
+        if hit is None:
+            return None
+        old, new = hit
+        lang = detect_lang(p.new.text)
+        lang = lang if lang in LANGS else self.config.lang
+
+        def words(e: Entity) -> str:  # dates in words exist for it/en; Chinese keeps the user's own span
+            return e.text if lang == "zh" else X._human_value(str(e.value), lang)
+
+        text = messages(lang)["clarify_dates"].format(old=words(old), new=words(new))
+        c = self._make(p, confidence=0.5, type=ConflictType.DATE, explanation=text, level="patterns",
+                       rule="close_dates", kind="clarification", attributes=[old.attribute, new.attribute],
+                       values=[old.value, new.value], spans=[old.text, new.text])
+        return replace(c, urgency=Urgency.LOW)
 
     # ------------------------------------------------------------------ level: judge
     def _judge_level(self, pairs: list[_Pair]) -> None:

@@ -28,7 +28,17 @@ from memlab.entities import Entity, EntityKind
 from memlab.records import ConflictType
 from memlab.text import is_question, split_clauses, split_sentences
 
-__all__ = ["RULES", "Facts", "PatternHit", "asserts_nothing", "compare_facts", "consistent_reason", "summarise"]
+__all__ = [
+    "CLOSE_DATE_PAIRS",
+    "RULES",
+    "Facts",
+    "PatternHit",
+    "asserts_nothing",
+    "close_dates",
+    "compare_facts",
+    "consistent_reason",
+    "summarise",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -481,4 +491,39 @@ def consistent_reason(old: Facts, new: Facts) -> str | None:
         objs_a, objs_b = {o for o, _, _ in old.likes}, {o for o, _, _ in new.likes}
         if not objs_a & objs_b:
             return "different_likes"
+    return None
+
+
+#: Pairs of date attributes close enough in meaning that two different dates of the same person deserve a gentle
+#: question (a birthday vs a wedding anniversary: both "my day", easy to mix up), never an alarm. Everything else
+#: (a birthday vs a deadline, an appointment ...) stays silent.
+CLOSE_DATE_PAIRS: frozenset[frozenset[str]] = frozenset({
+    frozenset({"birthday", "anniversary"}),
+    frozenset({"birthday", "wedding"}),
+    frozenset({"born", "anniversary"}),
+    frozenset({"born", "wedding"}),
+})
+
+
+def close_dates(old: Facts, new: Facts) -> tuple[Entity, Entity] | None:
+    """Two different dates of the same person whose kinds are close in meaning (:data:`CLOSE_DATE_PAIRS`):
+    ``(old date, new date)``, else ``None``.
+
+    Only pairs that :func:`consistent_reason` calls ``different_dates`` qualify; the caller asks the user a
+    LOW-urgency clarification instead of staying silent.
+
+    Example:
+        >>> from memlab.entities import extract_entities
+        >>> def facts(t): return summarise(t, tuple(extract_entities(t)), None)
+        >>> a, b = facts("Il mio compleanno è il 12 luglio"), facts("Il nostro anniversario di matrimonio è il 15 agosto")
+        >>> [e.attribute for e in close_dates(a, b)]
+        ['birthday', 'anniversary']
+    """
+    if consistent_reason(old, new) != "different_dates":
+        return None
+    for x in old.entities:
+        for y in new.entities:
+            if x.kind is EntityKind.DATE and y.kind is EntityKind.DATE and x.subject == y.subject \
+                    and frozenset({x.attribute, y.attribute}) in CLOSE_DATE_PAIRS and not x.same_value(y):
+                return x, y
     return None

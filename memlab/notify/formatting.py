@@ -75,7 +75,9 @@ def format_notification(n: Notification, lang: str = "it", *, with_ref: bool = F
         v1, v2 = _pair_values(n)
         # user texts stay on their own numbered line, quoted: a memory holding newlines and "A) ..." lines
         # cannot add options or a second block
-        lines = [t["contradiction_head"], f'1. {t["previous"]}: "{one_line(first)}"',
+        details = n.payload.get("details") if isinstance(n.payload.get("details"), dict) else {}
+        head = t["clarify_head"] if details.get("kind") == "clarification" else t["contradiction_head"]
+        lines = [head, f'1. {t["previous"]}: "{one_line(first)}"',
                  f'2. {t["new"]}: "{one_line(second)}"']
         expl = one_line(_statement_only(str(n.payload.get("explanation") or "")))
         if expl:
