@@ -11,6 +11,17 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+# Temporary folders in RAM when the machine has /dev/shm: the tests open ~450 real SQLite files, and a commit there
+# costs ~0.3 ms instead of ~6 ms of disk fsync. The files are still real SQLite files (and survive a killed process
+# the same way). MEMLAB_TEST_TMPDIR names another folder; an explicit TMPDIR from the caller is kept.
+if "TMPDIR" not in os.environ:
+    _ram = os.environ.get("MEMLAB_TEST_TMPDIR", "/dev/shm")
+    if os.path.isdir(_ram) and os.access(_ram, os.W_OK):
+        import tempfile
+
+        os.environ["TMPDIR"] = _ram
+        tempfile.tempdir = None  # recomputed from TMPDIR on next use
+
 # read once at import, before the autouse fixture strips MEMLAB_* variables
 _SEED = int(os.environ.get("MEMLAB_TEST_SEED", "0"))
 
