@@ -162,3 +162,29 @@ def test_title_follows_the_focus(name: str) -> None:
         chat = cs.append(chat.id, _turns([pair]))
     assert chat.title != first
     assert "Tokyo" not in chat.title  # the new title names the new focus, not what is left of the old one
+
+
+MORTGAGE = [
+    ("Invece adesso vorrei parlare del mutuo per la casa.", "Certo, che importo ti serve per il mutuo?"),
+    ("Mi servono circa 200.000 euro di mutuo per un appartamento a Torino.", "Hai già sentito qualche banca?"),
+    ("La banca mi propone un mutuo a tasso fisso al 3,2%.", "Il tasso fisso protegge dagli aumenti."),
+    ("Il mutuo a tasso variabile parte dal 2,8%.", "Il variabile conviene se i tassi scendono."),
+    ("La durata del mutuo sarebbe di 25 anni.", "Con 25 anni la rata mensile è più bassa."),
+    ("La rata del mutuo non deve superare i 900 euro al mese.", "Allora controlla il rapporto rata/reddito."),
+    ("Devo ancora chiedere la perizia dell'appartamento per il mutuo.", "La perizia la organizza la banca."),
+    ("Il notaio per il rogito e il mutuo costa circa 3.000 euro.", "Metti in conto anche l'imposta di registro."),
+]
+
+
+@pytest.mark.parametrize("name", ["e5"])
+def test_title_names_the_new_focus_after_a_move(name: str) -> None:
+    """A chat that moved from the JR pass to a mortgage gets a title about the mortgage, not about Japan."""
+    emb = load_embedder(name)
+    now = [T0]
+    cs = ChatStore(MemoryStore(":memory:", embedder=emb), clock=lambda: now[0])
+    chat = cs.create("u1", turns=_turns(CHATS["tokyo"]))
+    first = chat.title
+    for pair in MORTGAGE + MORTGAGE[1:]:
+        chat = cs.append(chat.id, _turns([pair]))
+    assert chat.title != first
+    assert "mutuo" in chat.title.lower(), chat.title
