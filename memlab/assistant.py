@@ -360,10 +360,11 @@ class Assistant:
         return [n for n in self.notifications.pending(user_id, type=NotificationType.CONTRADICTION)
                 if n.shown_at is not None]
 
-    def _offered(self, user_id: str) -> Notification | None:
+    def _offered(self, user_id: str) -> list[Notification]:
+        """The notifications of the last offer still waiting for a yes/no (one offer may hold several)."""
         offered = [n for n in self.notifications.pending(user_id)
                    if n.offered_at is not None and n.shown_at is None and n.declined_at is None]
-        return max(offered, key=lambda n: n.offered_at) if offered else None  # type: ignore[arg-type,return-value]
+        return sorted(offered, key=lambda n: n.id)
 
     # ------------------------------------------------------------------ the turn
     def respond(self, user_id: str, message: str, *, chat_id: str | None = None) -> AssistantResponse:
@@ -384,8 +385,7 @@ class Assistant:
         if special is not None:
             return special
         # an offer not answered by this message has expired: it stays in the bell, it is not offered again
-        stale = self._offered(user_id)
-        if stale is not None:
+        for stale in self._offered(user_id):
             self.notifications.mark_declined(stale.id, user_id=user_id, expired=True)
 
         # 1. pending notifications first (a check finishing during this turn shows up in the next one)
@@ -419,7 +419,9 @@ class Assistant:
         offer = None
         if plan.offer is not None:
             offer = self.notifications.mark_offered(plan.offer.id, user_id=user_id)
-            parts.append(medium_offer(self.lang))
+            for n in plan.offer_more:  # one question for every MEDIUM waiting: "yes" shows them all
+                self.notifications.mark_offered(n.id, user_id=user_id)
+            parts.append(medium_offer(self.lang, 1 + len(plan.offer_more)))
         response = "\n\n".join(parts)
         self._append(user_id, chat_id, message, response)
         return AssistantResponse(
@@ -509,20 +511,22 @@ class Assistant:
                     high_urgency_notifications=[n.to_dict() for n in shown], resolved=resolved.to_dict(),
                     chat_id=chat_id, kind="resolution")
         offered = self._offered(user_id)
-        if offered is not None:
+        if offered:
             yes = parse_yes_no(message)
             if yes is True:
-                n = self.notifications.mark_shown(offered.id, user_id=user_id)
-                response = format_notification(n, self.lang)
+                shown = [self.notifications.mark_shown(n.id, user_id=user_id) for n in offered]
+                several = len(shown) > 1
+                response = "\n\n".join(format_notification(n, self.lang, with_ref=several) for n in shown)
                 self._append(user_id, chat_id, message, response)
                 return AssistantResponse(
                     response=response, notifications_count=self.notifications.count(user_id),
                     high_urgency_notifications=[], chat_id=chat_id, kind="offer_shown",
-                    medium_offer=n.to_dict())
+                    medium_offer=shown[0].to_dict())
             if yes is False:
-                # declined: it stays in the bell and is not offered again
-                response = declined_text(self.lang)
-                self.notifications.mark_declined(offered.id, user_id=user_id)
+                # declined: they stay in the bell and are not offered again
+                response = declined_text(self.lang, len(offered))
+                for n in offered:
+                    self.notifications.mark_declined(n.id, user_id=user_id)
                 self._append(user_id, chat_id, message, response)
                 return AssistantResponse(
                     response=response, notifications_count=self.notifications.count(user_id),

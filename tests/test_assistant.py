@@ -155,6 +155,35 @@ def test_medium_offer_yes_shows_no_declines(env):
     assert svc.get(ev2.id, user_id="u1").status is NotificationStatus.UNREAD and r5.notifications_count == 1
 
 
+def test_several_medium_notifications_are_offered_together(env):
+    """Two MEDIUM notifications waiting: one plural offer; "sì" shows both, "no" leaves both in the bell."""
+    store, svc, agent, ing = env
+    a = Assistant(store, notifications=svc, agent=agent, ingestor=ing)
+    ev1 = svc.create("event", "medium", "Domani alle 9 hai il volo per Tokyo", "u1")
+    ev2 = svc.create("event", "medium", "Riunione con Anna alle 15", "u1")
+    (r1, r2) = turns(a, agent, ["Buongiorno", "sì"])
+    assert r1.response.endswith("Ho alcune notifiche importanti per te. Vuoi che te le mostri ora? (sì/no)")
+    assert r1.medium_offer["id"] == ev1.id
+    assert r2.kind == "offer_shown" and "volo per Tokyo" in r2.response and "Riunione con Anna" in r2.response
+    assert svc.count("u1") == 0
+    ev3 = svc.create("event", "medium", "Pagare la bolletta", "u1")
+    ev4 = svc.create("event", "medium", "Chiamare il dentista", "u1")
+    (r3, r4, r5) = turns(a, agent, ["Ciao di nuovo", "no", "Come va?"])
+    assert "te le mostri" in r3.response
+    assert r4.kind == "offer_declined" and r4.response == "Va bene, le notifiche restano nella campanella."
+    assert r5.medium_offer is None and r5.notifications_count == 2  # both stay in the bell, not offered again
+    assert {svc.get(e.id, user_id="u1").status for e in (ev3, ev4)} == {NotificationStatus.UNREAD}
+
+
+def test_plural_offer_in_english_and_chinese() -> None:
+    from memlab.notify import declined_text, medium_offer
+
+    assert medium_offer("en", 2).startswith("I have some important notifications")
+    assert medium_offer("en", 1).startswith("I have an important notification")
+    assert medium_offer("zh", 3) == "我有几条重要通知。现在要看吗？（是/否）"
+    assert declined_text("zh", 2) == "好的，这些通知会留在提醒铃铛里。" and declined_text("it") == declined_text("it", 1)
+
+
 def test_prompt_composition_and_llm_reply(env):
     store, svc, agent, ing = env
     llm = ScriptedLLM(["Piacere!", "Certo.", "Sono le dieci."])

@@ -14,8 +14,9 @@
       - D) Cancella entrambe
 
   other HIGH notifications are shown as ``[⚠️ IMPORTANTE] <content>``.
-- MEDIUM: **after** the reply, the offer "Ho una notifica importante per te. Vuoi che te la mostri ora? (sì/no)";
-  a "sì" in the next message shows it.
+- MEDIUM: **after** the reply, the offer "Ho una notifica importante per te. Vuoi che te la mostri ora? (sì/no)"
+  (with several waiting, one plural offer: "Ho alcune notifiche importanti per te. Vuoi che te le mostri ora?");
+  a "sì" in the next message shows them, a "no" leaves them in the bell.
 - LOW: only the bell badge count.
 
 Fatigue (``> 0.7``, the user's fatigue score from the conversation memory): MEDIUM notifications are
@@ -116,9 +117,9 @@ def format_high_block(notifications: Sequence[Notification], lang: str = "it") -
     return "\n\n".join(format_notification(n, lang, with_ref=several) for n in notifications)
 
 
-def medium_offer(lang: str = "it") -> str:
-    """The MEDIUM offer shown after the reply."""
-    return _t(lang)["offer"]
+def medium_offer(lang: str = "it", count: int = 1) -> str:
+    """The MEDIUM offer shown after the reply: singular for one notification, plural for several."""
+    return _t(lang)["offer" if count <= 1 else "offer_many"]
 
 
 def format_resolution(n: Notification, lang: str = "it") -> str:
@@ -135,9 +136,9 @@ def format_resolution(n: Notification, lang: str = "it") -> str:
     return f"{msg} {t['undo']}".strip()
 
 
-def declined_text(lang: str = "it") -> str:
-    """Reply to a "no" after a MEDIUM offer."""
-    return _t(lang)["declined"]
+def declined_text(lang: str = "it", count: int = 1) -> str:
+    """Reply to a "no" after a MEDIUM offer (plural when the offer held several notifications)."""
+    return _t(lang)["declined" if count <= 1 else "declined_many"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +147,9 @@ class TurnPlan:
 
     Attributes:
         high: HIGH notifications shown in full before the reply.
-        offer: the MEDIUM notification offered after the reply (at most one per turn), or None.
+        offer: the MEDIUM notification offered after the reply (at most one offer per turn), or None.
+        offer_more: the other MEDIUM notifications not yet offered, offered together with ``offer`` (the offer then
+            speaks in the plural and "yes" shows them all).
         badge_only: everything else (LOW, downgraded MEDIUM, HIGH beyond the per-turn limit).
         fatigued: whether the fatigue rule applied.
     """
@@ -154,6 +157,7 @@ class TurnPlan:
     high: tuple[Notification, ...] = ()
     offer: Notification | None = None
     badge_only: tuple[Notification, ...] = field(default_factory=tuple)
+    offer_more: tuple[Notification, ...] = ()
     fatigued: bool = False
 
 
@@ -165,23 +169,26 @@ def plan_turn(
 
     HIGH notifications not yet shown are shown (oldest first, at most ``max_high``; at most one when
     ``fatigue > fatigue_threshold``). HIGH ones already shown and still unanswered stay in the badge (they
-    can be answered at any time). One MEDIUM not yet offered is offered, unless the user is fatigued, in which
-    case MEDIUM counts as LOW for this turn.
+    can be answered at any time). The MEDIUM ones not yet offered are offered in one question (``offer`` and
+    ``offer_more``), unless the user is fatigued, in which case MEDIUM counts as LOW for this turn.
     """
     fatigued = float(fatigue) > fatigue_threshold
     limit = 1 if fatigued else max(1, int(max_high))
     high: list[Notification] = []
     offer: Notification | None = None
+    more: list[Notification] = []
     rest: list[Notification] = []
     for n in sorted(pending, key=lambda n: n.id):
         if n.urgency is Urgency.HIGH and n.shown_at is None and len(high) < limit:
             high.append(n)
-        elif n.urgency is Urgency.MEDIUM and n.offered_at is None and n.shown_at is None and offer is None \
-                and not fatigued:
-            offer = n
+        elif n.urgency is Urgency.MEDIUM and n.offered_at is None and n.shown_at is None and not fatigued:
+            if offer is None:
+                offer = n
+            else:
+                more.append(n)
         else:
             rest.append(n)
-    return TurnPlan(high=tuple(high), offer=offer, badge_only=tuple(rest), fatigued=fatigued)
+    return TurnPlan(high=tuple(high), offer=offer, badge_only=tuple(rest), fatigued=fatigued, offer_more=tuple(more))
 
 
 def _fold(text: str) -> str:

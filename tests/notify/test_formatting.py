@@ -89,7 +89,8 @@ def test_plan_turn_normal():
     plan = plan_turn(pending, fatigue=0.2)
     assert [n.id for n in plan.high] == [1, 2]
     assert plan.offer is not None and plan.offer.id == 3
-    assert [n.id for n in plan.badge_only] == [4, 5] and not plan.fatigued
+    assert [n.id for n in plan.offer_more] == [4]  # offered in the same (plural) question
+    assert [n.id for n in plan.badge_only] == [5] and not plan.fatigued
 
 
 def test_plan_turn_fatigued_one_high_and_no_medium():
