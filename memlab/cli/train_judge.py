@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 __all__ = ["register"]
@@ -93,7 +94,7 @@ def _tune(args: argparse.Namespace) -> int:
     from memlab.lab.detector_tuning import collect_traces, tune_detector
 
     judge: Any = args.judge
-    if "/" in judge:  # a weights directory
+    if Path(judge).is_dir():  # a weights directory written by memlab train-judge
         from memlab.judges import DefaultJudge
 
         judge = DefaultJudge(judge)

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from memlab.errors import InvalidInputError
+from memlab.records import Label
 
 __all__ = ["DetectorPoint", "UnitTrace", "collect_traces", "sweep", "tune_detector"]
 
@@ -115,26 +116,36 @@ def _flags(traces: Sequence[UnitTrace], sim: float, conf: float) -> np.ndarray:
 def sweep(
     traces: Sequence[UnitTrace], similarity: Sequence[float], confidence: Sequence[float]
 ) -> list[DetectorPoint]:
-    """Dev metrics of every grid point (see the module docstring for the replayed rule)."""
-    gold = np.array([t.gold for t in traces])
+    """Dev metrics of every grid point (see the module docstring for the replayed rule).
+
+    Scored with :mod:`memlab.eval.metrics` (the functions every run uses); a grid point that flags nothing has
+    precision 0 (its undefined-metric warning is silenced: it is an expected point of the grid).
+    """
+    import warnings
+
+    from memlab.errors import UndefinedMetricWarning
+    from memlab.eval.metrics import false_contradiction_rate, per_class
+
+    c, nc = Label.CONTRADICTION.value, Label.NOT_CONTRADICTION.value
+    gold = [c if t.gold else nc for t in traces]
     out = []
     for sim in similarity:
         for conf in confidence:
-            pred = _flags(traces, sim, conf)
-            tp = int((pred & gold).sum())
-            fp = int((pred & ~gold).sum())
-            fn = int((~pred & gold).sum())
-            p = tp / (tp + fp) if tp + fp else 0.0
-            r = tp / (tp + fn) if tp + fn else 0.0
+            flags = _flags(traces, sim, conf)
+            pred = [c if f else nc for f in flags]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UndefinedMetricWarning)
+                m = per_class(gold, pred, labels=[c])[c]
+                fcr = false_contradiction_rate(gold, pred)
             out.append(
                 DetectorPoint(
                     similarity_threshold=round(float(sim), 4),
                     confidence_threshold=round(float(conf), 4),
-                    f1=round(2 * p * r / (p + r), 4) if p + r else 0.0,
-                    precision=round(p, 4),
-                    recall=round(r, 4),
-                    false_contradiction_rate=round(fp / max(1, int((~gold).sum())), 4),
-                    flagged=int(pred.sum()),
+                    f1=round(m.f1, 4),
+                    precision=round(m.precision, 4),
+                    recall=round(m.recall, 4),
+                    false_contradiction_rate=round(fcr, 4),
+                    flagged=int(flags.sum()),
                 )
             )
     return out
