@@ -53,7 +53,7 @@ from memlab.integrity import explain as X
 from memlab.integrity.patterns import (
     Facts,
     asserts_nothing,
-    close_dates,
+    close_date_entities,
     compare_facts,
     consistent_reason,
     summarise,
@@ -400,10 +400,13 @@ class SemanticIntegrityChecker:
                         # a short pair whose facts are known to agree, or two memories filling different slots
                         # (home_city vs employer: cross-slot rules such as age vs birth year ran above), is
                         # decided "consistent": no judge call
-                        p.undecided = p.decided is None and not _different_slots(p) and consistent_reason(
-                            self.facts(p.old.item), self.facts(p.new)) is None
-                        if p.decided is None and not p.undecided:
-                            p.clarify = self._clarification(p)
+                        if p.decided is None:
+                            reason = consistent_reason(self.facts(p.old.item), self.facts(p.new))
+                            p.undecided = not _different_slots(p) and reason is None
+                            if reason == "different_dates":
+                                p.clarify = self._clarification(p)
+                        else:
+                            p.undecided = False
                         # pulled only for a possible clarification: never sent to the judge
                         p.undecided = p.undecided and p.old.sources != {"close_attribute"}
             stage["patterns"] = (time.perf_counter() - t2) * 1000
@@ -479,8 +482,8 @@ class SemanticIntegrityChecker:
 
     def _clarification(self, p: _Pair) -> Contradiction | None:
         """A LOW-urgency question for two different dates of the same person whose kinds are easy to mix up
-        (:func:`~memlab.integrity.patterns.close_dates`); ``None`` for any other consistent pair."""
-        hit = close_dates(self.facts(p.old.item), self.facts(p.new))
+        (:func:`~memlab.integrity.patterns.close_dates`; the caller has seen ``different_dates``), else ``None``."""
+        hit = close_date_entities(self.facts(p.old.item), self.facts(p.new))
         if hit is None:
             return None
         old, new = hit

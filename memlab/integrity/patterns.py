@@ -34,6 +34,7 @@ __all__ = [
     "Facts",
     "PatternHit",
     "asserts_nothing",
+    "close_date_entities",
     "close_dates",
     "compare_facts",
     "consistent_reason",
@@ -521,6 +522,11 @@ def close_dates(old: Facts, new: Facts) -> tuple[Entity, Entity] | None:
     """
     if consistent_reason(old, new) != "different_dates":
         return None
+    return close_date_entities(old, new)
+
+
+def close_date_entities(old: Facts, new: Facts) -> tuple[Entity, Entity] | None:
+    """:func:`close_dates` for a caller that already knows :func:`consistent_reason` said ``different_dates``."""
     for x in old.entities:
         for y in new.entities:
             if x.kind is EntityKind.DATE and y.kind is EntityKind.DATE and x.subject == y.subject \
