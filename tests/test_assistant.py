@@ -165,6 +165,7 @@ def test_several_medium_notifications_are_offered_together(env):
     assert r1.response.endswith("Ho alcune notifiche importanti per te. Vuoi che te le mostri ora? (sì/no)")
     assert r1.medium_offer["id"] == ev1.id
     assert r2.kind == "offer_shown" and "volo per Tokyo" in r2.response and "Riunione con Anna" in r2.response
+    assert all(svc.get(e.id, user_id="u1").shown_at is not None for e in (ev1, ev2))  # both marked as shown
     assert svc.count("u1") == 0
     ev3 = svc.create("event", "medium", "Pagare la bolletta", "u1")
     ev4 = svc.create("event", "medium", "Chiamare il dentista", "u1")
