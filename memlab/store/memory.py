@@ -169,6 +169,102 @@ def _norm_opt(value: Any, name: str, owner: str) -> str | None:
     return check_text(value, name=name, owner=owner, max_chars=512)
 
 
+def validate_memory_spec(
+    it: str | Mapping[str, Any], owner: str, max_text_chars: int = MAX_TEXT_CHARS
+) -> dict[str, Any]:
+    """One item of ``add_many`` checked and normalised (shared by every store backend).
+
+    Raises:
+        InvalidInputError: unknown field, bad text, confidence, keywords or validity interval.
+    """
+    spec: dict[str, Any] = {"text": it} if isinstance(it, str) else dict(it)
+    allowed = {
+        "text",
+        "scope",
+        "type",
+        "key",
+        "value",
+        "confidence",
+        "project_id",
+        "source",
+        "valid_from",
+        "valid_to",
+        "keywords",
+        "topic",
+        "correction",
+    }
+    unknown = set(spec) - allowed
+    if unknown:
+        raise InvalidInputError(
+            f"{owner} got unknown fields {sorted(unknown)}; allowed: {sorted(allowed)}."
+        )
+    spec["text"] = check_text(spec.get("text"), name="text", owner=owner, max_chars=max_text_chars)
+    spec["scope"] = check_text(spec.get("scope", "global"), name="scope", owner=owner, max_chars=64)
+    spec["type"] = check_text(spec.get("type", "fact"), name="type", owner=owner, max_chars=64)
+    spec["key"] = _norm_opt(spec.get("key"), "key", owner)
+    spec["value"] = (
+        None
+        if spec.get("value") is None
+        else check_text(str(spec["value"]), name="value", owner=owner, max_chars=max_text_chars)
+    )
+    spec["project_id"] = _norm_opt(spec.get("project_id"), "project_id", owner)
+    for f in ("source", "topic"):
+        spec[f] = (
+            None
+            if spec.get(f) is None
+            else check_text(spec[f], name=f, owner=owner, max_chars=MAX_SOURCE_CHARS)
+        )
+    spec["confidence"] = check_unit_interval(spec.get("confidence", 1.0), name="confidence", owner=owner)
+    kws = spec.get("keywords") or ()
+    if isinstance(kws, str):
+        raise InvalidInputError(
+            f"The 'keywords' parameter of {owner} must be a sequence of str, not a str."
+        )
+    kws = list(kws)
+    if len(kws) > MAX_KEYWORDS:
+        raise InvalidInputError(
+            f"The 'keywords' parameter of {owner} must have at most {MAX_KEYWORDS} items. Got {len(kws)} instead."
+        )
+    spec["keywords"] = [
+        check_text(k, name="keywords", owner=owner, max_chars=MAX_KEYWORD_CHARS) for k in kws
+    ]
+    spec["correction"] = bool(spec.get("correction", False))
+    for f in ("valid_from", "valid_to"):
+        v = spec.get(f)
+        if v is not None and not isinstance(v, datetime):
+            raise InvalidInputError(
+                f"The {f!r} parameter of {owner} must be a datetime or None. Got {v!r}."
+            )
+        spec[f] = _ts(v)
+    if spec.get("valid_from") is not None and spec.get("valid_to") is not None:
+        if datetime.fromisoformat(spec["valid_from"]) > datetime.fromisoformat(spec["valid_to"]):
+            raise InvalidInputError(
+                f"The 'valid_from' parameter of {owner} must not be after 'valid_to'. "
+                f"Got valid_from={spec['valid_from']} and valid_to={spec['valid_to']}."
+            )
+    return spec
+
+
+
+def format_context(
+    items: Sequence[MemoryItem], *, lang: str = "it", agent_type: str | None = None, awaiting: Collection[int] = ()
+) -> str:
+    """The prompt block of ``build_context``: a heading and one line per memory (``""`` when there are none)."""
+    if not items:
+        return ""
+    head = messages(lang)["context_head"]
+    if agent_type:
+        head += f" ({agent_type})"
+    lines = [head]
+    for m in items:
+        slot = f"[{m.key}] " if m.key else ""
+        extra = f" ({one_line(m.context)})" if m.context else ""
+        if m.id in awaiting:
+            extra += f" [{messages(lang)['provisional']}]"
+        lines.append(f"- {slot}{one_line(m.text)}{extra}")  # one line each: no memory can open a section
+    return "\n".join(lines)
+
+
 class MemoryStore:
     """Versioned memories of many users in one SQLite file, with a FAISS index beside it.
 
@@ -571,72 +667,7 @@ class MemoryStore:
         return [self.get(m.id, user_id=user_id) for m in out] if len(out) > 1 else out
 
     def _validate_spec(self, it: str | Mapping[str, Any], owner: str) -> dict[str, Any]:
-        spec: dict[str, Any] = {"text": it} if isinstance(it, str) else dict(it)
-        allowed = {
-            "text",
-            "scope",
-            "type",
-            "key",
-            "value",
-            "confidence",
-            "project_id",
-            "source",
-            "valid_from",
-            "valid_to",
-            "keywords",
-            "topic",
-            "correction",
-        }
-        unknown = set(spec) - allowed
-        if unknown:
-            raise InvalidInputError(
-                f"{owner} got unknown fields {sorted(unknown)}; allowed: {sorted(allowed)}."
-            )
-        spec["text"] = check_text(spec.get("text"), name="text", owner=owner, max_chars=self.max_text_chars)
-        spec["scope"] = check_text(spec.get("scope", "global"), name="scope", owner=owner, max_chars=64)
-        spec["type"] = check_text(spec.get("type", "fact"), name="type", owner=owner, max_chars=64)
-        spec["key"] = _norm_opt(spec.get("key"), "key", owner)
-        spec["value"] = (
-            None
-            if spec.get("value") is None
-            else check_text(str(spec["value"]), name="value", owner=owner, max_chars=self.max_text_chars)
-        )
-        spec["project_id"] = _norm_opt(spec.get("project_id"), "project_id", owner)
-        for f in ("source", "topic"):
-            spec[f] = (
-                None
-                if spec.get(f) is None
-                else check_text(spec[f], name=f, owner=owner, max_chars=MAX_SOURCE_CHARS)
-            )
-        spec["confidence"] = check_unit_interval(spec.get("confidence", 1.0), name="confidence", owner=owner)
-        kws = spec.get("keywords") or ()
-        if isinstance(kws, str):
-            raise InvalidInputError(
-                f"The 'keywords' parameter of {owner} must be a sequence of str, not a str."
-            )
-        kws = list(kws)
-        if len(kws) > MAX_KEYWORDS:
-            raise InvalidInputError(
-                f"The 'keywords' parameter of {owner} must have at most {MAX_KEYWORDS} items. Got {len(kws)} instead."
-            )
-        spec["keywords"] = [
-            check_text(k, name="keywords", owner=owner, max_chars=MAX_KEYWORD_CHARS) for k in kws
-        ]
-        spec["correction"] = bool(spec.get("correction", False))
-        for f in ("valid_from", "valid_to"):
-            v = spec.get(f)
-            if v is not None and not isinstance(v, datetime):
-                raise InvalidInputError(
-                    f"The {f!r} parameter of {owner} must be a datetime or None. Got {v!r}."
-                )
-            spec[f] = _ts(v)
-        if spec.get("valid_from") is not None and spec.get("valid_to") is not None:
-            if datetime.fromisoformat(spec["valid_from"]) > datetime.fromisoformat(spec["valid_to"]):
-                raise InvalidInputError(
-                    f"The 'valid_from' parameter of {owner} must not be after 'valid_to'. "
-                    f"Got valid_from={spec['valid_from']} and valid_to={spec['valid_to']}."
-                )
-        return spec
+        return validate_memory_spec(it, owner, self.max_text_chars)
 
     def _slot_state(self, user_id: str, spec: dict[str, Any]) -> tuple[list[sqlite3.Row], int | None, int]:
         """The slot's active versions, its chain id and the next version number (unkeyed: none, None, 1)."""
@@ -1187,16 +1218,4 @@ class MemoryStore:
         if types is not None:
             items = [m for m in items if m.type in set(types)]
         items = [m for m in items if m.is_active][:k]
-        if not items:
-            return ""
-        head = messages(lang)["context_head"]
-        if agent_type:
-            head += f" ({agent_type})"
-        lines = [head]
-        for m in items:
-            slot = f"[{m.key}] " if m.key else ""
-            extra = f" ({one_line(m.context)})" if m.context else ""
-            if m.id in awaiting:
-                extra += f" [{messages(lang)['provisional']}]"
-            lines.append(f"- {slot}{one_line(m.text)}{extra}")  # one line each: no memory can open a section
-        return "\n".join(lines)
+        return format_context(items, lang=lang, agent_type=agent_type, awaiting=awaiting)
