@@ -184,7 +184,12 @@ class TempPostgres:
                 "-t", str(int(self.timeout)), "-o", opts, "start",
             )  # fmt: skip
             self.running = True
-            self.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            import psycopg
+
+            try:
+                self.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            except psycopg.Error as exc:
+                raise BackendError(f"the server in {self.bindir} has no pgvector: {exc}".strip()) from exc
         except BaseException:
             self.stop()
             raise

@@ -1,4 +1,8 @@
-"""MemoryStore: version rule (seed 004), persistence, FAISS vs exact search, isolation, bad input."""
+"""MemoryStore: version rule (seed 004), persistence, FAISS vs exact search, isolation, bad input.
+
+The tests on the ``store`` fixture (version rule, history, isolation, search order, bad input) run on both
+backends: SQLite + FAISS and PostgreSQL + pgvector (``PostgresStore``).
+"""
 
 from __future__ import annotations
 
@@ -16,17 +20,30 @@ from memlab.store import MemoryStore
 from memlab.testing import FakeEmbedder
 
 
-@pytest.fixture
-def store(fake_embedder):
-    s = MemoryStore(":memory:", embedder=fake_embedder)
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request, fake_embedder):
+    """The same tests on both backends: SQLite + FAISS, and PostgreSQL + pgvector (tests/store/conftest.py; skipped
+    with a warning when no server with pgvector can be started)."""
+    if request.param == "sqlite":
+        s = MemoryStore(":memory:", embedder=fake_embedder)
+    else:
+        from memlab.store.postgres import PostgresStore
+
+        s = PostgresStore(request.getfixturevalue("pg_dsn"), embedder=fake_embedder)
     yield s
     s.close()
 
 
-def snapshot(s: MemoryStore) -> list[tuple]:
+def snapshot(s) -> list[tuple]:
     """Every row of every user, to prove a failed call changed nothing."""
-    rows = s.db.query("SELECT * FROM memories ORDER BY id")
-    return [tuple(r) for r in rows] + [len(s.index)]
+    if isinstance(s, MemoryStore):
+        rows = s.db.query("SELECT * FROM memories ORDER BY id")
+        return [tuple(r) for r in rows] + [len(s.index)]
+    # PostgreSQL: every memory row (vector included, as text), every event and the check queue
+    return [
+        tuple(s.conn.execute(f"SELECT to_jsonb(t)::text FROM {table} t ORDER BY 1").fetchall())
+        for table in ("memories", "memory_events", "memory_check_queue")
+    ]
 
 
 # ---------------------------------------------------------------- version rule (seed 004)
@@ -178,9 +195,15 @@ def test_seed_acceptance_script_in_a_new_process(tmp_path):
     assert chain == "[[1, 1, false, null, 2], [2, 2, true, 1, null], [3, 3, false, null, 2]]"
 
 
-def test_faiss_search_equals_exact_numpy_search(rng):
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_faiss_search_equals_exact_numpy_search(rng, backend, request):
     emb = FakeEmbedder(dim=16)
-    s = MemoryStore(":memory:", embedder=emb)
+    if backend == "sqlite":
+        s = MemoryStore(":memory:", embedder=emb)
+    else:  # the exact mode (no HNSW): its order must be the exact one; HNSW recall is in test_postgres_store.py
+        from memlab.store.postgres import PostgresStore
+
+        s = PostgresStore(request.getfixturevalue("pg_dsn"), embedder=emb, search="exact")
     vecs = rng.standard_normal((300, 16)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     items = s.add_many("u1", [f"fact {i}" for i in range(300)], embeddings=vecs)
@@ -194,6 +217,7 @@ def test_faiss_search_equals_exact_numpy_search(rng):
         exp_s, exp_i = oracle.search(q[None, :], 10)
         assert [m.id for m, _ in got] == exp_i[0].tolist()
         np.testing.assert_allclose([x for _, x in got], exp_s[0], rtol=1e-5, atol=1e-5)
+    s.close()
 
 
 # ---------------------------------------------------------------- isolation
@@ -234,6 +258,7 @@ def test_user_isolation_in_every_method(store):
 def test_bad_input_raises_and_changes_nothing(store, kwargs):
     store.add("u1", "Chiamami Zhang San", key="preferred_name", confidence=0.9)
     before = snapshot(store)
+    kwargs = dict(kwargs)  # a copy: the parametrised dict is shared by both backends' runs
     text = kwargs.pop("text")
     with pytest.raises(InvalidInputError):
         store.add("u1", text, **kwargs)
