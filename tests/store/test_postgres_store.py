@@ -63,6 +63,33 @@ def test_hnsw_mode_uses_the_index_and_keeps_recall_under_a_user_filter(pg_dsn, r
     s.close()
 
 
+def test_each_search_mode_keeps_its_plan_once_psycopg_prepares_the_statement(pg_dsn, rng):
+    """psycopg prepares a statement after 5 runs and the server may then reuse one plan: the exact mode must never
+    touch the HNSW index and the hnsw mode must always use it, in any order, however many times they ran."""
+    s = PostgresStore(pg_dsn, embedder=FakeEmbedder(dim=32))
+    vecs = unit(rng, 300, 32)
+    s.add_many("u1", [f"f{i}" for i in range(300)], embeddings=vecs)
+    # what the server chose by itself at 10k rows (eval/experiments/pg_hnsw_recall.py): one generic plan per statement
+    s.conn.execute("SET plan_cache_mode = force_generic_plan")
+
+    def hnsw_scans() -> int:
+        s.conn.execute("SELECT pg_stat_force_next_flush()")
+        row = s.conn.execute(
+            "SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'memories_embedding_hnsw'"
+        ).fetchone()
+        return int(row[0])
+
+    queries = unit(rng, 8, 32)
+    for mode, expected in (("exact", 0), ("hnsw", len(queries)), ("exact", 0), ("hnsw", len(queries))):
+        before = hnsw_scans()
+        for q in queries:
+            got = [m.id for m, _ in s.search_by_vector("u1", q, 10, mode=mode)]
+            if mode == "exact":
+                assert got == (np.argsort(-(vecs @ q), kind="stable")[:10] + 1).tolist()
+        assert hnsw_scans() - before == expected, mode
+    s.close()
+
+
 def test_search_exclude_min_score_and_inactive(pg, fake_embedder):
     a = pg.add("u1", "Chiamami Zhang San", key="preferred_name", confidence=0.9)
     b = pg.add("u1", "Chiamami Li Si", key="preferred_name", confidence=0.9)

