@@ -11,8 +11,9 @@ Install with ``pip install 'memlab[postgres]'``. The records, the version rule a
   unique index keeps one active memory per keyed slot whatever the writer.
 * ``memory_events`` is the audit log; ``memory_check_queue`` the durable queue of memories awaiting an integrity
   check (written in the memory's own transaction while :attr:`PostgresStore.track_checks` is on).
-* ``chats`` mirrors :class:`~memlab.chats.store.Chat` (seed 002's table) and ``search_chats_semantic`` ranks a
-  user's chats by the cosine of their ``summary_embedding`` in SQL.
+* ``chats`` mirrors :class:`~memlab.chats.store.Chat` (the Supabase-style chats table: uuid id, jsonb histories,
+  ``summary_embedding vector(dim)``) and the SQL function ``search_chats_semantic`` ranks a user's chats by the
+  cosine of their ``summary_embedding``.
 
 Search is ``ORDER BY embedding <=> q LIMIT k`` under ``WHERE user_id = ... AND is_active``, in one of three modes:
 ``"exact"`` (default) never uses the HNSW index (the user's rows are scanned and sorted: the exact cosine order,
@@ -1111,7 +1112,7 @@ class PostgresStore:
         items = [m for m in items if m.is_active][:k]
         return format_context(items, lang=lang, agent_type=agent_type, awaiting=awaiting)
 
-    # ------------------------------------------------------------------ chats (seed 002's table and RPC)
+    # ------------------------------------------------------------------ chats: table and search_chats_semantic
     def put_chat(self, chat: Chat) -> None:
         """Insert or update the ``chats`` row of a :class:`~memlab.chats.store.Chat` (histories as jsonb, the
         summary embedding as ``vector(dim)``).
