@@ -316,11 +316,16 @@ class PostgresStore:
 
     @contextmanager
     def _tx(self) -> Iterator[psycopg.Cursor[dict[str, Any]]]:
-        """One transaction (nested calls join the outer one) and a dict-row cursor, under the store's lock."""
+        """One transaction and a dict-row cursor, under the store's lock (the store's own errors pass through;
+        a database error, e.g. a lost connection, rolls the transaction back and becomes a BackendError)."""
+        import psycopg
         from psycopg.rows import dict_row
 
-        with self._lock, self.conn.transaction(), self.conn.cursor(row_factory=dict_row) as cur:
-            yield cur
+        try:
+            with self._lock, self.conn.transaction(), self.conn.cursor(row_factory=dict_row) as cur:
+                yield cur
+        except psycopg.Error as exc:
+            raise BackendError(f"PostgreSQL error in PostgresStore: {exc}".strip()) from exc
 
     def _migrate(self) -> None:
         with self._tx() as cur:

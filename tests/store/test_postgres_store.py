@@ -205,6 +205,21 @@ def test_bad_dsn_and_unreachable_server_are_memlab_errors(fake_embedder):
         PostgresStore("host=/nonexistent-socket-dir port=1 user=x dbname=x", embedder=fake_embedder, connect_timeout=2)
 
 
+def test_a_lost_connection_is_a_backend_error_and_the_data_stays(pg_dsn, fake_embedder):
+    from memlab.errors import BackendError
+
+    s = PostgresStore(pg_dsn, embedder=fake_embedder)
+    a = s.add("u1", "Abito a Roma", key="home_city")
+    other = psycopg.connect(pg_dsn, autocommit=True)
+    other.execute("SELECT pg_terminate_backend(%s)", (s.conn.info.backend_pid,))
+    other.close()
+    with pytest.raises(BackendError):
+        s.add("u1", "Abito a Milano", key="home_city")
+    s.close()
+    with PostgresStore(pg_dsn, embedder=fake_embedder) as s2:
+        assert [m.id for m in s2.list("u1", include_inactive=True)] == [a.id] and s2.get(a.id, user_id="u1").is_active
+
+
 # ---------------------------------------------------------------- seed 002: chats + search_chats_semantic
 def _chats(fake_embedder):
     from memlab.chats import ChatStore
