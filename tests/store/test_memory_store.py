@@ -107,6 +107,21 @@ def test_chain_v1_v2_v3_and_history_from_every_member(store):
     assert events.count("created") == 3 and "superseded" in events and "lost" in events
 
 
+def test_add_many_applies_the_version_rule_in_order_within_one_call(store):
+    items = store.add_many("u1", [
+        {"text": "Chiamami Zhang San", "key": "preferred_name", "confidence": 0.9},
+        {"text": "Abito a Roma"},
+        {"text": "Chiamami Li Si", "key": "preferred_name", "confidence": 0.85},
+        {"text": "Chiamami Wang Wu", "key": "preferred_name", "confidence": 0.4},
+    ])
+    v1, free, v2, v3 = items
+    # the returned items are the final state: v1 was superseded by v2 later in the same call
+    assert (v1.is_active, free.is_active, v2.is_active, v3.is_active) == (False, True, True, False)
+    assert v1.superseded_by == v2.id and v2.supersedes == v1.id and v3.lost_to == v2.id
+    assert [m.version for m in store.history(v3.id)] == [1, 2, 3]
+    assert [m.id for m in store.list("u1")] == [free.id, v2.id]
+
+
 def test_list_and_build_context_exclude_superseded(store):
     v1 = store.add("u1", "Chiamami Zhang San", key="preferred_name", confidence=0.9)
     v2 = store.add("u1", "Chiamami Li Si", key="preferred_name", confidence=0.85)
