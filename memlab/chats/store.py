@@ -23,7 +23,11 @@ summary's own embedding; a new title names the new focus: the sentence closest t
 farthest from the summary the old title came from. Titles are cut to 60 characters. A title given by the user is
 never replaced.
 
-Tables (in the memory store's SQLite file, component ``chats``): ``chats`` and ``chat_turns``.
+Compaction also archives the folded turns as dated 3-turn passages (:mod:`memlab.chats.passages`), embedded and
+full-text indexed, so :meth:`ChatStore.search_history` still finds what was said after the window moved on.
+
+Tables (in the memory store's SQLite file, component ``chats``): ``chats``, ``chat_turns``, ``chat_passages`` and
+``chat_passages_fts``.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memlab._validation import check_positive_int, check_text, check_user_id
+from memlab.chats.passages import PASSAGE_TURNS, PassageHit, drop_overlapping, passage_text, passage_windows
 from memlab.chats.summarize import ExtractiveSummarizer, Passage, Summarizer, Summary, SummarySentence
 from memlab.chats.switch import (
     ChatSwitch,
@@ -52,6 +57,7 @@ from memlab.chats.switch import (
 from memlab.errors import InvalidInputError, NotFoundError
 from memlab.protocols import Embedder
 from memlab.store.db import Database
+from memlab.store.lexical import FTS_TOKENIZER, fts_query, lexical_text, owner_token, reciprocal_rank_fusion
 
 __all__ = ["SUMMARY_WINDOW_SIZE", "Chat", "ChatStore", "validate_turns"]
 
@@ -60,6 +66,8 @@ SUMMARY_WINDOW_SIZE = 30
 #: Longest text of one turn (all parts together), in characters.
 MAX_TURN_CHARS = 100_000
 _TITLE_CHARS = 60
+#: Archived passages consulted by the chat switch (the best hybrid hits over all the user's chats).
+_SWITCH_PASSAGES = 20
 
 SCHEMA: list[str] = [
     """
@@ -91,6 +99,24 @@ SCHEMA: list[str] = [
         created_at TEXT NOT NULL,
         PRIMARY KEY (chat_id, pos)
     )
+    """,
+    # 2: the passage archive of compacted turns (memlab.chats.passages) and its full-text index (rowid = passage
+    # id, ``owner`` = a token of the user id); ``archived_until`` = positions already archived.
+    f"""
+    ALTER TABLE chats ADD COLUMN archived_until INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE chat_passages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+        user_id TEXT NOT NULL,
+        start_pos INTEGER NOT NULL,
+        end_pos INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        at TEXT NOT NULL,
+        embedding BLOB NOT NULL
+    );
+    CREATE INDEX idx_passages_user ON chat_passages(user_id);
+    CREATE INDEX idx_passages_chat ON chat_passages(chat_id);
+    CREATE VIRTUAL TABLE chat_passages_fts USING fts5(owner, text, tokenize='{FTS_TOKENIZER}')
     """,
 ]
 
@@ -522,6 +548,11 @@ class ChatStore:
         user_id = check_user_id(user_id, owner="ChatStore.delete")
         self._row(chat_id, user_id, "ChatStore.delete")
         with self.db.transaction():
+            self.db.execute(
+                "DELETE FROM chat_passages_fts WHERE rowid IN (SELECT id FROM chat_passages WHERE chat_id = ?)",
+                (chat_id,),
+            )
+            self.db.execute("DELETE FROM chat_passages WHERE chat_id = ?", (chat_id,))
             self.db.execute("DELETE FROM chat_turns WHERE chat_id = ?", (chat_id,))
             self.db.execute("DELETE FROM chats WHERE id = ?", (chat_id,))
 
@@ -561,6 +592,12 @@ class ChatStore:
         vecs = np.stack([self._summary_vector(r) for r in rows])
         q = np.asarray(self.embedder.embed([topic], mode="query"), dtype=np.float32)[0]
         sims = np.einsum("id,d->i", vecs, q)  # not BLAS: small products, see ExtractiveSummarizer
+        # a chat is also as close as its closest archived passage: a 300-character theme summary cannot name
+        # every event of a long chat, its archive can
+        best: dict[str, float] = {}
+        for hit in self.search_history(user_id, topic, k=_SWITCH_PASSAGES):
+            best[hit.chat_id] = max(best.get(hit.chat_id, -1.0), hit.score)
+        sims = np.asarray([max(float(v), best.get(r["id"], -1.0)) for r, v in zip(rows, sims, strict=True)])
         tau = self._tau()
         ref = background_reference(sims, tau)
         now = self._now()
@@ -577,6 +614,89 @@ class ChatStore:
         top = scored[:k]
         candidates = tuple((self.get(cid), float(s)) for s, cid in top)
         return ChatSwitch(decision, top[0][1] if decision == "switch" else None, candidates, topic)
+
+    def search_history(
+        self,
+        user_id: str,
+        query: str,
+        k: int = 10,
+        *,
+        chat_id: str | None = None,
+        mode: str = "hybrid",
+    ) -> list[PassageHit]:
+        """The ``k`` archived passages of the user's chats that best match ``query`` (what compaction folded away).
+
+        Args:
+            chat_id: search only this chat (it must be the user's).
+            mode: ``hybrid`` (dense + FTS5 BM25, reciprocal rank fusion; default) or ``dense`` (cosine only).
+
+        Returns:
+            Hits best first; only this user's chats. Chats compacted before the archive existed are archived
+            first (once).
+
+        Raises:
+            InvalidInputError: bad user id, empty query, ``k`` < 1, unknown mode.
+            NotFoundError: ``chat_id`` is not one of the user's chats.
+        """
+        owner = "ChatStore.search_history"
+        user_id = check_user_id(user_id, owner=owner)
+        query = check_text(query, name="query", owner=owner, max_chars=self.max_turn_chars)
+        k = check_positive_int(k, name="k", owner=owner)
+        if mode not in ("hybrid", "dense"):
+            raise InvalidInputError(f"The 'mode' parameter of {owner} must be 'hybrid' or 'dense'. Got {mode!r}.")
+        if chat_id is not None:
+            self._row(chat_id, user_id, owner)
+        stale = self.db.query(
+            "SELECT id, compacted_until FROM chats WHERE user_id = ? AND archived_until < compacted_until",
+            (user_id,),
+        )
+        if stale:
+            with self.db.transaction():
+                for r in stale:
+                    self._archive(r["id"], int(r["compacted_until"]))
+        where, params = "user_id = ?", [user_id]
+        if chat_id is not None:
+            where, params = where + " AND chat_id = ?", [*params, chat_id]
+        rows = self.db.query(
+            f"SELECT id, chat_id, start_pos, end_pos, text, at, embedding FROM chat_passages WHERE {where} ORDER BY id",
+            params,
+        )
+        if not rows:
+            return []
+        vecs = np.frombuffer(b"".join(r["embedding"] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        q = np.asarray(self.embedder.embed([query], mode="query"), dtype=np.float32)[0]
+        sims = np.einsum("id,d->i", vecs, q)  # not BLAS: see ExtractiveSummarizer
+        depth = max(4 * k, 40)
+        dense = [int(i) for i in np.argsort(-sims, kind="stable")[:depth]]
+        order = dense
+        if mode == "hybrid":
+            expr = fts_query(query)
+            lexical: list[int] = []
+            if expr is not None:
+                pos = {int(r["id"]): i for i, r in enumerate(rows)}
+                extra = " AND p.chat_id = ?" if chat_id is not None else ""
+                found = self.db.query(
+                    "SELECT f.rowid AS id FROM chat_passages_fts f JOIN chat_passages p ON p.id = f.rowid "
+                    f"WHERE chat_passages_fts MATCH ? AND p.user_id = ?{extra} ORDER BY bm25(chat_passages_fts) LIMIT ?",
+                    (f'owner : "{owner_token(user_id)}" AND ({expr})', *params, depth),
+                )
+                lexical = [pos[int(f["id"])] for f in found if int(f["id"]) in pos]
+            order = [i for i, _ in reciprocal_rank_fusion([dense, lexical])]
+        spans = [
+            frozenset((r["chat_id"], p) for p in range(int(r["start_pos"]), int(r["end_pos"]) + 1)) for r in rows
+        ]
+        order = drop_overlapping(order, spans)
+        return [
+            PassageHit(
+                rows[i]["chat_id"],
+                int(rows[i]["start_pos"]),
+                int(rows[i]["end_pos"]),
+                rows[i]["text"],
+                datetime.fromisoformat(rows[i]["at"]),
+                float(sims[i]),
+            )
+            for i in order[:k]
+        ]
 
     # ------------------------------------------------------------------ internals (inside a transaction)
     def _summary_vector(self, row: Any) -> NDArray[np.float32]:
@@ -667,7 +787,39 @@ class ChatStore:
             "compaction_summarizer = ?, n_compactions = n_compactions + 1 WHERE id = ?",
             (new_c, summary.text, sentences, summary.summarizer, chat_id),
         )
+        self._archive(chat_id, new_c)
         return True
+
+    def _archive(self, chat_id: str, upto: int) -> int:
+        """Archive positions ``[archived_until, upto)`` as passages (embedded + full-text indexed); returns how many."""
+        row = self.db.query_one("SELECT user_id, archived_until FROM chats WHERE id = ?", (chat_id,))
+        start = int(row["archived_until"])
+        if upto <= start:
+            return 0
+        first = max(0, start - (PASSAGE_TURNS - 1))
+        rows = self.db.query(
+            "SELECT pos, parts, created_at FROM chat_turns WHERE chat_id = ? AND pos >= ? AND pos < ? ORDER BY pos",
+            (chat_id, first, upto),
+        )
+        times = {int(r["pos"]): datetime.fromisoformat(r["created_at"]) for r in rows}
+        texts = {int(r["pos"]): "\n".join(p["text"] for p in json.loads(r["parts"])) for r in rows}
+        dense_times = [times.get(i, times[min(times)]) for i in range(upto)] if times else []
+        windows = passage_windows(dense_times, start, upto)
+        passages = [(a, b, passage_text([texts[i] for i in range(a, b + 1)], times[b])) for a, b in windows]
+        vecs = np.asarray(self.embedder.embed([t for _, _, t in passages], mode="passage"), dtype=np.float32)
+        user = row["user_id"]
+        for (a, b, text), vec in zip(passages, vecs, strict=True):
+            cur = self.db.execute(
+                "INSERT INTO chat_passages(chat_id, user_id, start_pos, end_pos, text, at, embedding) "
+                "VALUES (?,?,?,?,?,?,?)",
+                (chat_id, user, a, b, text, times[b].isoformat(), vec.tobytes()),
+            )
+            self.db.execute(
+                "INSERT INTO chat_passages_fts(rowid, owner, text) VALUES (?, ?, ?)",
+                (int(cur.lastrowid or 0), owner_token(user), lexical_text(text)),
+            )
+        self.db.execute("UPDATE chats SET archived_until = ? WHERE id = ?", (upto, chat_id))
+        return len(passages)
 
     def _refresh_summary(self, chat_id: str) -> None:
         row = self.db.query_one("SELECT * FROM chats WHERE id = ?", (chat_id,))

@@ -8,28 +8,37 @@ For each LoCoMo conversation, memory is built several ways; every memory unit ke
     an image), provenance = its dia_id.
 ``facts``
     Facts found by ``memlab.extraction.RuleExtractor`` in each turn, in the third person with the speaker's
-    name (``to_third_person``), provenance = the turn's dia_id.
+    name (``to_third_person``), the session's day in front and relative dates resolved
+    (:func:`memlab.extraction.resolve_relative_dates`), provenance = the turn's dia_id.
 ``compacted``
-    All sessions replayed through :meth:`memlab.chats.ChatStore.append` (one append per session; the first
-    speaker's turns as ``user``, the second's as ``model``, window 30), then: every sentence of the final
-    compaction summary (provenance = the turns it came from) + the turns left in ``assistant_history`` + the
-    ``facts`` units. This is what an assistant built on memlab would still have.
+    All sessions replayed through :meth:`memlab.chats.ChatStore.append` (one append per session, the clock set
+    to the session's date; the first speaker's turns as ``user``, the second's as ``model``, window 30), then:
+    every sentence of the final compaction summary (provenance = the turns it came from) + the turns left in
+    ``assistant_history`` + the dated 3-turn passages compaction archived (:mod:`memlab.chats.passages`,
+    provenance = their turns) + the ``facts`` units. This is what an assistant built on memlab would still have.
 ``compacted_no_facts``
-    The same without the facts: what compaction alone keeps (isolates its retention loss).
+    The same without the facts: what compaction keeps by itself (summary, window, archive).
+``summary_only``
+    The summary sentences + the window only: compaction without its archive (what it kept before the archive).
 ``observations`` (reference, clearly not a memlab system)
     LoCoMo's own model-generated per-session ``observation`` facts with their dia_id evidence.
 
-For every QA item of categories 1-4 (5 = adversarial, unanswerable, is skipped), the question is embedded
-(query mode), the 10 most similar units of that conversation are retrieved (exact cosine), and
+For every QA item of categories 1-4 (5 = adversarial, unanswerable, is skipped), the question retrieves the
+top-10 units of that conversation in two ways: ``hybrid`` (the default everywhere in memlab: exact cosine and
+FTS5 BM25 fused by reciprocal rank, :mod:`memlab.store.lexical`) and ``dense`` (exact cosine only, under
+``metrics["dense"]``), and
 ``evidence recall@10 = |gold ∩ provenance(top-10)| / |gold|`` (gold = the item's evidence dia_ids that exist in
 the conversation; items without any are skipped and counted). Reported per category and overall, with a
-bootstrap 95% CI, plus ``evidence_coverage`` (the same ratio over ALL units: what survives regardless of
+bootstrap 95% CI; recall@{1,5,10} per category and MRR (first unit holding a gold turn) per mode under
+``recall_at`` and ``mrr``; ``turns_in_top10``: the share of the conversation's turns the top-10 units cover (a
+3-turn passage covers 3: the price of coarser units, reported beside their recall); plus ``evidence_coverage`` (the same ratio over ALL units: what survives regardless of
 retrieval) and the retention loss of compaction (``raw - compacted``, absolute and relative; and
 ``raw - compacted_no_facts`` for compaction alone).
 
 Chat switch: every conversation is one chat of the same user; each event of a conversation's
-``event_summary`` is a query. ``top1`` = share of queries whose nearest chat summary (query-mode cosine, no
-threshold) is that conversation's chat; ``switch_accuracy`` = share where :meth:`ChatStore.search` decides
+``event_summary`` is a query. ``top1`` = share of queries whose first :meth:`ChatStore.search` candidate (chat
+summary and archived passages) is that conversation's chat (``top1_summary_only``: the nearest chat summary
+alone, no threshold, for reference); ``switch_accuracy`` = share where :meth:`ChatStore.search` decides
 ``switch`` to the right chat (threshold, margin; ``ask``/``none`` count as misses). Both also with the
 speakers' names masked ("someone"), since events name them.
 
@@ -60,6 +69,7 @@ from memlab.eval.task import EvalTask, Scored, run_task, seeded_sample
 __all__ = [
     "MemoryRecallTask",
     "MemoryUnit",
+    "ReplayClock",
     "build_memories",
     "evaluate_memory_recall",
     "run_memory_recall_task",
@@ -68,10 +78,13 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 SPLITS = ("dev", "test", "all")
-MEMORIES = ("raw", "facts", "compacted", "compacted_no_facts", "observations")
+MEMORIES = ("raw", "facts", "compacted", "compacted_no_facts", "summary_only", "observations")
+MODES = ("hybrid", "dense")
+AT = (1, 5, 10)
 CATEGORIES = (1, 2, 3, 4)
 K = 10
-_REPLAY_TIME = datetime(2024, 1, 1, tzinfo=UTC)  # one fixed clock: recency is equal for every chat
+_REPLAY_TIME = datetime(2024, 1, 1, tzinfo=UTC)  # the clock when a session date cannot be parsed
+_SWITCH_TIME = datetime(2030, 1, 1, tzinfo=UTC)  # switch queries come long after every replayed chat
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,25 +121,52 @@ def _split(conversations: Sequence[Any], split: str) -> list[Any]:
     return list(conversations)
 
 
+def session_date(session: Any) -> datetime:
+    """When a LoCoMo session happened (its ``date_time`` parsed, UTC); a fixed date when it cannot be parsed."""
+    import dateparser
+
+    when = dateparser.parse(session.date_time or "", languages=["en"], settings={"TIMEZONE": "UTC"})
+    if when is None:
+        return _REPLAY_TIME
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+
+
 def _facts(conv: Any, extractor: Any) -> list[MemoryUnit]:
+    """Rule facts of every turn, in the third person, dated with their session's day (relative dates resolved)."""
+    from memlab.chats.passages import format_day
     from memlab.eval.extraction_task import to_third_person
+    from memlab.extraction import resolve_relative_dates
 
     out = []
     for session in conv.sessions:
+        when = session_date(session)
+        day = format_day(when, "en")
         for turn in session.turns:
             if not (turn.text or "").strip():
                 continue
             for fact in extractor.extract(turn.text, lang="en").facts:
-                out.append(
-                    MemoryUnit(to_third_person(fact.content, turn.speaker), frozenset({turn.dia_id}), "fact")
-                )
+                text = resolve_relative_dates(to_third_person(fact.content, turn.speaker), when, lang="en")
+                out.append(MemoryUnit(f"[{day}] {text}", frozenset({turn.dia_id}), "fact"))
     return out
+
+
+class ReplayClock:
+    """The replay's clock: the date of the session being appended (so turns and passages carry it)."""
+
+    def __init__(self) -> None:
+        self.now = _REPLAY_TIME
+
+    def __call__(self) -> datetime:
+        return self.now
 
 
 def build_memories(
     conv: Any, chats: Any, *, user_id: str, extractor: Any
 ) -> tuple[dict[str, list[MemoryUnit]], str, dict[str, Any]]:
-    """Build the four memories of one conversation (replaying it into ``chats`` as one chat of ``user_id``).
+    """Build the memories of one conversation (replaying it into ``chats`` as one chat of ``user_id``).
+
+    When ``chats.clock`` is a :class:`ReplayClock` it is set to each session's date while that session is
+    appended (turns, and the passages compaction archives, carry the day it was said).
 
     Returns:
         ``(memories by name, chat id, replay statistics)``.
@@ -135,6 +175,7 @@ def build_memories(
     positions: list[str] = []  # full_history position -> dia_id
     chat = chats.create(user_id)
     n_appends = 0
+    clock = chats.clock if isinstance(chats.clock, ReplayClock) else None
     for session in conv.sessions:
         turns = []
         for t in session.turns:
@@ -147,24 +188,33 @@ def build_memories(
                 {"role": "user" if t.speaker == conv.speaker_a else "model", "parts": [{"text": text}]}
             )
         if turns:
+            if clock is not None:
+                clock.now = session_date(session)
             chat = chats.append(chat.id, turns)
             n_appends += 1
     facts = _facts(conv, extractor)
-    compacted: list[MemoryUnit] = []
+    summary_only: list[MemoryUnit] = []
     summary = chats.compaction_summary(chat.id)
     if summary is not None:
         for s in summary.sentences:
-            compacted.append(
+            summary_only.append(
                 MemoryUnit(
                     s.text, frozenset(positions[p] for p in s.sources if p < len(positions)), "summary"
                 )
             )
     for pos in range(chat.compacted_until, len(chat.full_history)):
-        compacted.append(
+        summary_only.append(
             MemoryUnit(chat.full_history[pos]["parts"][0]["text"], frozenset({positions[pos]}), "turn")
         )
-    compacted_no_facts = list(compacted)
-    compacted += facts
+    passages = [
+        MemoryUnit(r["text"], frozenset(positions[p] for p in range(r["start_pos"], r["end_pos"] + 1)), "passage")
+        for r in chats.db.query(
+            "SELECT start_pos, end_pos, text FROM chat_passages WHERE chat_id = ? ORDER BY start_pos, end_pos",
+            (chat.id,),
+        )
+    ]
+    compacted_no_facts = summary_only + passages
+    compacted = compacted_no_facts + facts
     observations = [
         MemoryUnit(o.text, frozenset(o.evidence), "observation")
         for s in conv.sessions
@@ -175,6 +225,7 @@ def build_memories(
         "n_turns": len(raw),
         "n_appends": n_appends,
         "n_compactions": chat.n_compactions,
+        "n_passages": len(passages),
         "summary_chars": len(summary.text) if summary is not None else 0,
         "summary_sentences": len(summary.sentences) if summary is not None else 0,
         "assistant_history": len(chat.assistant_history),
@@ -185,22 +236,41 @@ def build_memories(
         "facts": facts,
         "compacted": compacted,
         "compacted_no_facts": compacted_no_facts,
+        "summary_only": summary_only,
         "observations": observations,
     }
     return memories, chat.id, stats
 
 
-def _retrieve(units: list[MemoryUnit], vecs: np.ndarray, q: np.ndarray, k: int) -> list[list[int]]:
-    """Exact top-k by cosine (what a FAISS Flat index returns), best first, ties by unit order."""
+def _retrieve(
+    units: list[MemoryUnit], vecs: np.ndarray, q: np.ndarray, k: int, *, queries: Sequence[str] = (), mode: str = "dense"
+) -> list[list[int]]:
+    """Top-k unit indices per query, best first.
+
+    ``dense``: exact cosine (what a FAISS Flat index returns; ties by unit order). ``hybrid``: the dense ranking and
+    FTS5 BM25 over the units' texts fused by reciprocal rank, exactly as :meth:`memlab.store.MemoryStore.search`
+    and :meth:`memlab.chats.ChatStore.search_history` do (:mod:`memlab.store.lexical`). In both, a unit sharing two
+    turns with a better one goes behind the rest (:func:`memlab.chats.passages.drop_overlapping`).
+    """
+    from memlab.store.lexical import LexicalIndex, reciprocal_rank_fusion
+
+    from memlab.chats.passages import drop_overlapping
+
     if not units:
         return [[] for _ in range(len(q))]
+    spans = [u.dia_ids for u in units]
     # einsum rather than BLAS: multithreaded BLAS is pathological on a loaded 2-core machine
     scores = np.einsum("qd,nd->qn", q, vecs)
-    out = []
-    for row in scores:
-        top = np.argsort(-row, kind="stable")[:k]
-        out.append([int(i) for i in top])
-    return out
+    depth = max(4 * k, 40)
+    dense = [[int(i) for i in np.argsort(-row, kind="stable")[:depth]] for row in scores]
+    if mode == "dense":
+        return [drop_overlapping(d, spans)[:k] for d in dense]
+    lex = LexicalIndex()
+    lex.add(enumerate(u.text for u in units))
+    return [
+        drop_overlapping([i for i, _ in reciprocal_rank_fusion([d, lex.search(text, depth)])], spans)[:k]
+        for d, text in zip(dense, queries, strict=True)
+    ]
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -212,8 +282,17 @@ class _Tally:
     """What the solver of :class:`MemoryRecallTask` gathers for the scorer."""
 
     examples: list[Any] = dataclasses.field(default_factory=list)
-    recalls: dict[str, dict[int, list[float]]] = dataclasses.field(
-        default_factory=lambda: {m: defaultdict(list) for m in MEMORIES}
+    recalls: dict[str, dict[str, dict[int, list[float]]]] = dataclasses.field(
+        default_factory=lambda: {mode: {m: defaultdict(list) for m in MEMORIES} for mode in MODES}
+    )
+    recall_at: dict[str, dict[str, dict[int, list[tuple[int, float]]]]] = dataclasses.field(
+        default_factory=lambda: {mode: {m: defaultdict(list) for m in MEMORIES} for mode in MODES}
+    )
+    rr: dict[str, dict[str, list[float]]] = dataclasses.field(
+        default_factory=lambda: {mode: {m: [] for m in MEMORIES} for mode in MODES}
+    )
+    turns_in_top: dict[str, dict[str, list[float]]] = dataclasses.field(
+        default_factory=lambda: {mode: {m: [] for m in MEMORIES} for mode in MODES}
     )
     coverage: dict[str, list[float]] = dataclasses.field(default_factory=lambda: {m: [] for m in MEMORIES})
     n_units: dict[str, int] = dataclasses.field(default_factory=lambda: dict.fromkeys(MEMORIES, 0))
@@ -286,7 +365,7 @@ class MemoryRecallTask(EvalTask):
             summarizer,
             summary_window_size=summary_window_size,
             summary_max_chars=summary_max_chars,
-            clock=lambda: _REPLAY_TIME,
+            clock=ReplayClock(),
         )
         self.user = "locomo"
         self._convs: list[Any] = []
@@ -323,6 +402,7 @@ class MemoryRecallTask(EvalTask):
             tally.chat_of[conv.sample_id], tally.replay[conv.sample_id] = chat_id, stats
             self._recall_one(full, conv, memories, tally)
         t0 = time.perf_counter()
+        self.chats.clock.now = _SWITCH_TIME  # recency equal (and ~0) for every replayed chat
         tally.switch = self._chat_switch(tally)
         tally.switch["seconds"] = time.perf_counter() - t0
         return tally
@@ -346,32 +426,44 @@ class MemoryRecallTask(EvalTask):
             tally.n_questions[qa.category] += 1
         if not qas:
             return
-        q = np.asarray(self.emb.embed([qa.question for _, qa, _ in qas], mode="query"), dtype=np.float32)
+        questions = [qa.question for _, qa, _ in qas]
+        q = np.asarray(self.emb.embed(questions, mode="query"), dtype=np.float32)
+        n_turns = len(known)
         for name in MEMORIES:
             units = memories[name]
             tally.n_units[name] += len(units)
             vecs = np.asarray(self.emb.embed([u.text for u in units], mode="passage"), dtype=np.float32)
             everything = frozenset().union(*(u.dia_ids for u in units)) if units else frozenset()
-            for (i, qa, gold), top in zip(qas, _retrieve(units, vecs, q, self.k), strict=True):
-                got = frozenset().union(*(units[j].dia_ids for j in top)) if top else frozenset()
-                r = len(gold & got) / len(gold)
-                tally.recalls[name][qa.category].append(r)
-                tally.coverage[name].append(len(gold & everything) / len(gold))
-                tally.examples.append(
-                    Example(
-                        id=f"{conv.sample_id}/qa{i}/{name}",
-                        gold=" ".join(sorted(gold)),
-                        pred=" ".join(sorted(got & gold)),
-                        score=r,
-                        decided_by=name,
-                        group=conv.sample_id,
-                        meta={
-                            "category": qa.category_name,
-                            "question": qa.question,
-                            "retrieved": [units[j].text for j in top[:3]],
-                        },
+            for mode in MODES:
+                tops = _retrieve(units, vecs, q, self.k, queries=questions, mode=mode)
+                for (i, qa, gold), top in zip(qas, tops, strict=True):
+                    got = frozenset().union(*(units[j].dia_ids for j in top)) if top else frozenset()
+                    r = len(gold & got) / len(gold)
+                    tally.recalls[mode][name][qa.category].append(r)
+                    for at in AT:
+                        seen = frozenset().union(*(units[j].dia_ids for j in top[:at])) if top else frozenset()
+                        tally.recall_at[mode][name][at].append((qa.category, len(gold & seen) / len(gold)))
+                    first = next((rank for rank, j in enumerate(top, 1) if units[j].dia_ids & gold), None)
+                    tally.rr[mode][name].append(1.0 / first if first else 0.0)
+                    tally.turns_in_top[mode][name].append(len(got) / n_turns if n_turns else 0.0)
+                    if mode != MODES[0]:
+                        continue
+                    tally.coverage[name].append(len(gold & everything) / len(gold))
+                    tally.examples.append(
+                        Example(
+                            id=f"{conv.sample_id}/qa{i}/{name}",
+                            gold=" ".join(sorted(gold)),
+                            pred=" ".join(sorted(got & gold)),
+                            score=r,
+                            decided_by=name,
+                            group=conv.sample_id,
+                            meta={
+                                "category": qa.category_name,
+                                "question": qa.question,
+                                "retrieved": [units[j].text for j in top[:3]],
+                            },
+                        )
                     )
-                )
 
     def _chat_switch(self, tally: _Tally) -> dict[str, Any]:
         """Every conversation is one chat of the same user; each event of its summary is a query."""
@@ -387,6 +479,7 @@ class MemoryRecallTask(EvalTask):
         names = sorted({n for c in convs for n in (c.speaker_a, c.speaker_b) if n}, key=len, reverse=True)
         mask = re.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")\b") if names else None
         top1: dict[str, list[float]] = {"named": [], "masked": []}
+        top1_summary: dict[str, list[float]] = {"named": [], "masked": []}
         switch_ok: dict[str, list[float]] = {"named": [], "masked": []}
         decisions: dict[str, int] = defaultdict(int)
         sid_of = {cid: sid for sid, cid in tally.chat_of.items()}
@@ -396,13 +489,15 @@ class MemoryRecallTask(EvalTask):
             own = tally.chat_of[conv.sample_id]
             for variant in ("named", "masked"):
                 query = ev if variant == "named" or mask is None else mask.sub("someone", ev)
-                # ranking: nearest chat summary, no threshold (recency is equal for every replayed chat)
+                # reference ranking: nearest chat summary alone, no threshold (what the switch used before passages)
                 qv = np.asarray(self.emb.embed([query], mode="query"), dtype=np.float32)[0]
-                best = cids[
+                best_summary = cids[
                     int(np.argmax([float(np.dot(v, qv)) if v is not None else -np.inf for v in cvecs]))
                 ]
-                # the switch decision as the assistant would take it (threshold, margin, ask)
-                res = self.chats.search(self.user, query, k=1)
+                # the switch as the assistant takes it (summary + archived passages, threshold, margin, ask)
+                res = self.chats.search(self.user, query, k=len(cids))
+                best = res.candidates[0][0].id if res.candidates else None
+                top1_summary[variant].append(float(best_summary == own))
                 top1[variant].append(float(best == own))
                 switch_ok[variant].append(float(res.decision == "switch" and res.chat_id == own))
                 right = "right" if res.chat_id == own else "wrong"
@@ -423,6 +518,7 @@ class MemoryRecallTask(EvalTask):
         return {
             "top1": _mean(top1["named"]),
             "top1_names_masked": _mean(top1["masked"]),
+            "top1_summary_only": _mean(top1_summary["named"]),
             "switch_accuracy": _mean(switch_ok["named"]),
             "switch_accuracy_names_masked": _mean(switch_ok["masked"]),
             "n_queries": len(rows),
@@ -438,16 +534,32 @@ class MemoryRecallTask(EvalTask):
             "evidence_recall@10": {},
             "evidence_recall@10_ci95": {},
             "evidence_coverage": {},
+            "dense": {"evidence_recall@10": {}},
+            "recall_at": {mode: {} for mode in MODES},
+            "mrr": {mode: {} for mode in MODES},
+            "turns_in_top10": {mode: {} for mode in MODES},
         }
-        for name in MEMORIES:
-            per_cat = {LOCOMO_NAME[c]: _mean(t.recalls[name][c]) for c in CATEGORIES}
-            flat = [r for c in CATEGORIES for r in t.recalls[name][c]]
-            per_cat["all"] = _mean(flat)
-            metrics["evidence_recall@10"][name] = per_cat
-            metrics["evidence_recall@10_ci95"][name] = (
-                list(bootstrap_ci(_mean, flat, seed=seed)) if flat else [None, None]
-            )
-            metrics["evidence_coverage"][name] = _mean(t.coverage[name])
+        for mode in MODES:
+            target = metrics if mode == "hybrid" else metrics["dense"]
+            for name in MEMORIES:
+                per_cat = {LOCOMO_NAME[c]: _mean(t.recalls[mode][name][c]) for c in CATEGORIES}
+                flat = [r for c in CATEGORIES for r in t.recalls[mode][name][c]]
+                per_cat["all"] = _mean(flat)
+                target["evidence_recall@10"][name] = per_cat
+                if mode == "hybrid":
+                    metrics["evidence_recall@10_ci95"][name] = (
+                        list(bootstrap_ci(_mean, flat, seed=seed)) if flat else [None, None]
+                    )
+                    metrics["evidence_coverage"][name] = _mean(t.coverage[name])
+                metrics["recall_at"][mode][name] = {
+                    str(at): {
+                        **{LOCOMO_NAME[c]: _mean([r for cc, r in t.recall_at[mode][name][at] if cc == c]) for c in CATEGORIES},
+                        "all": _mean([r for _, r in t.recall_at[mode][name][at]]),
+                    }
+                    for at in AT
+                }
+                metrics["mrr"][mode][name] = _mean(t.rr[mode][name])
+                metrics["turns_in_top10"][mode][name] = _mean(t.turns_in_top[mode][name])
         recall = metrics["evidence_recall@10"]
         raw_all, comp_all = recall["raw"]["all"], recall["compacted"]["all"]
         metrics["retention_loss"] = {
@@ -456,6 +568,8 @@ class MemoryRecallTask(EvalTask):
             "coverage_lost": 1.0 - metrics["evidence_coverage"]["compacted"],
             "compaction_only_recall@10_abs": raw_all - recall["compacted_no_facts"]["all"],
             "compaction_only_coverage_lost": 1.0 - metrics["evidence_coverage"]["compacted_no_facts"],
+            "summary_only_recall@10_abs": raw_all - recall["summary_only"]["all"],
+            "summary_only_coverage_lost": 1.0 - metrics["evidence_coverage"]["summary_only"],
             "per_category_abs": {
                 LOCOMO_NAME[c]: recall["raw"][LOCOMO_NAME[c]] - recall["compacted"][LOCOMO_NAME[c]]
                 for c in CATEGORIES
@@ -557,30 +671,44 @@ LOCOMO_NAME = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
 
 def recall_table(run: Any) -> str:
-    """Markdown table: evidence recall@10 per memory and category, plus chat-switch top-1."""
+    """Markdown tables: evidence recall@10 per memory and category (hybrid, the default), dense beside it, R@1/5,
+    MRR and the share of turns in the top-10; then retention loss and the chat switch."""
     m = run.metrics
     cols = [*LOCOMO_NAME.values(), "all"]
-    lines = ["| memory | " + " | ".join(cols) + " | coverage | units |", "|---" * (len(cols) + 3) + "|"]
+    lines = [
+        "| memory | " + " | ".join(cols) + " | dense all | R@1 | R@5 | MRR | turns in top-10 | coverage | units |",
+        "|---" * (len(cols) + 8) + "|",
+    ]
+    dense = m.get("dense", {}).get("evidence_recall@10", {})
+    at = m.get("recall_at", {}).get("hybrid", {})
+    mrr = m.get("mrr", {}).get("hybrid", {})
+    turns = m.get("turns_in_top10", {}).get("hybrid", {})
     for name in MEMORIES:
+        if name not in m["evidence_recall@10"]:
+            continue
         r = m["evidence_recall@10"][name]
+        a = at.get(name, {})
         lines.append(
             f"| {name} | "
             + " | ".join(_f(r[c]) for c in cols)
-            + f" | {_f(m['evidence_coverage'][name])} | {m['n_units'][name]} |"
+            + f" | {_f(dense.get(name, {}).get('all'))} | {_f(a.get('1', {}).get('all'))} | {_f(a.get('5', {}).get('all'))}"
+            + f" | {_f(mrr.get(name))} | {_f(turns.get(name))} | {_f(m['evidence_coverage'][name])} | {m['n_units'][name]} |"
         )
     lines.append(
         "| n questions | "
         + " | ".join(str(m["n_questions"].get(c, "")) for c in cols[:-1])
-        + f" | {sum(m['n_questions'].values())} | | |"
+        + f" | {sum(m['n_questions'].values())} |" + " |" * 7
     )
     rl = m["retention_loss"]
     cs = m["chat_switch"]
     lines += [
         "",
+        "retrieval: hybrid (cosine + FTS5 BM25, reciprocal rank fusion); 'dense all' = cosine only.",
         f"retention loss of compaction (raw - compacted recall@10): {_f(rl['recall@10_abs'])} "
         f"({_f(100 * rl['recall@10_rel'])}% relative); evidence no longer anywhere in memory: {_f(rl['coverage_lost'])}",
         f"compaction alone (no facts): recall@10 loss {_f(rl.get('compaction_only_recall@10_abs'))}, "
-        f"evidence no longer anywhere: {_f(rl.get('compaction_only_coverage_lost'))}",
+        f"evidence no longer anywhere: {_f(rl.get('compaction_only_coverage_lost'))}; summary + window only "
+        f"(no archive): loss {_f(rl.get('summary_only_recall@10_abs'))}",
         f"chat switch top-1: {_f(cs['top1'])} ({cs['n_queries']} queries, {cs['n_chats']} chats); "
         f"names masked: {_f(cs['top1_names_masked'])}; switch decided right: {_f(cs.get('switch_accuracy'))} "
         f"(names masked: {_f(cs.get('switch_accuracy_names_masked'))}); decisions: {cs['decisions']}",

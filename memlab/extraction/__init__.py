@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from memlab.extraction.base import Extractor
+from memlab.extraction.dates import resolve_relative_dates
 from memlab.extraction.llm_extractor import (
     LLMExtractionOutput,
     LLMExtractor,
@@ -68,6 +69,7 @@ __all__ = [
     "load_extractor",
     "measure",
     "render_slot",
+    "resolve_relative_dates",
     "slot_label",
     "split_sentences",
 ]

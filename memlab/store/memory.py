@@ -39,6 +39,7 @@ from memlab.index.faiss_index import FaissIndex
 from memlab.protocols import Embedder, VectorIndex
 from memlab.records import MemoryItem
 from memlab.store.db import Database
+from memlab.store.lexical import FTS_TOKENIZER, fts_query, lexical_text, owner_token, reciprocal_rank_fusion
 from memlab.text import messages, one_line
 
 __all__ = ["CONFIDENCE_TIE", "DEFAULT_EMBEDDER", "MemoryEvent", "MemoryStore"]
@@ -112,7 +113,16 @@ SCHEMA: list[str] = [
         created_at TEXT NOT NULL
     )
     """,
+    # 3: full-text index of memory texts for hybrid (BM25 + dense) search; rowid = memories.id, ``owner`` = a token
+    # of the user id so a query only reads that user's posting lists. Filled by Python (lexical_text() splits CJK
+    # characters, which SQL cannot); an older file is back-filled when opened.
+    f"""
+    CREATE VIRTUAL TABLE memories_fts USING fts5(owner, text, tokenize='{FTS_TOKENIZER}')
+    """,
 ]
+
+#: How ``MemoryStore.search`` ranks: ``hybrid`` (dense + BM25, reciprocal rank fusion) or ``dense`` (cosine only).
+SEARCH_MODES = ("hybrid", "dense")
 
 _COLUMNS = (
     "id, user_id, text, scope, type, key, value, confidence, project_id, source, keywords, topic, created_at, "
@@ -326,6 +336,7 @@ class MemoryStore:
         self.db.migrate("memories", SCHEMA)
         if self.db.user_version() != len(SCHEMA):  # no write when already set (a read-only file still opens)
             self.db.set_user_version(len(SCHEMA))
+        self._backfill_fts()
         self._custom_index = index
         self._index_path = None if (self.db.in_memory or index is not None) else Path(self.path + ".faiss")
         self._user_ids_cache: dict[tuple[str, bool], NDArray[np.int64]] = {}
@@ -730,6 +741,10 @@ class MemoryStore:
             ),
         )
         new_id = int(cur.lastrowid or 0)
+        self.db.execute(
+            "INSERT INTO memories_fts(rowid, owner, text) VALUES (?, ?, ?)",
+            (new_id, owner_token(user_id), lexical_text(spec["text"])),
+        )
         if chain_id is None:
             chain_id = new_id
             self.db.execute("UPDATE memories SET chain_id = ? WHERE id = ?", (chain_id, new_id))
@@ -1133,18 +1148,78 @@ class MemoryStore:
         *,
         include_inactive: bool = False,
         min_score: float | None = None,
+        mode: str = "hybrid",
     ) -> list[tuple[MemoryItem, float]]:
-        """The ``k`` memories of ``user_id`` most similar to ``text`` (cosine), best first.
+        """The ``k`` memories of ``user_id`` that best match ``text``, best first.
+
+        Args:
+            mode: ``hybrid`` (default): dense (cosine) and lexical (SQLite FTS5 BM25) rankings of the user's
+                memories fused by reciprocal rank (:mod:`memlab.store.lexical`), so a rare exact word ("Tokyo",
+                a name, a date) finds its memory even when the sentence embedding does not; ``dense``: cosine
+                only (what :meth:`search_by_vector` does; the pure path kept for comparison).
+            min_score: drop hits whose cosine to ``text`` is below this.
+
+        Returns:
+            ``(memory, cosine)`` pairs in the chosen ranking's order (in ``hybrid`` mode a lexical hit can come
+            before a memory with a higher cosine).
 
         Raises:
-            InvalidInputError: empty/bad text or k < 1.
+            InvalidInputError: empty/bad text, k < 1, or an unknown mode.
         """
         user_id = check_user_id(user_id, owner="MemoryStore.search")
         text = check_text(text, name="text", owner="MemoryStore.search", max_chars=self.max_text_chars)
-        vec = self.embedder.embed([text], mode="query")
-        return self.search_by_vector(
-            user_id, vec[0], k, include_inactive=include_inactive, min_score=min_score
+        k = check_positive_int(k, name="k", owner="MemoryStore.search")
+        if mode not in SEARCH_MODES:
+            raise InvalidInputError(
+                f"The 'mode' parameter of MemoryStore.search must be one of {SEARCH_MODES}. Got {mode!r} instead."
+            )
+        vec = self.embedder.embed([text], mode="query")[0]
+        if mode == "dense":
+            return self.search_by_vector(user_id, vec, k, include_inactive=include_inactive, min_score=min_score)
+        depth = max(4 * k, 40)
+        dense = self.search_by_vector(user_id, vec, depth, include_inactive=include_inactive)
+        lexical = self._lexical_ids(user_id, text, depth, include_inactive)
+        fused = [i for i, _ in reciprocal_rank_fusion([[m.id for m, _ in dense], lexical])]
+        cos = {m.id: s for m, s in dense}
+        extra = [i for i in fused if i not in cos]
+        if extra:
+            q = np.asarray(vec, dtype=np.float32)
+            q = q / max(float(np.linalg.norm(q)), 1e-12)
+            for i, v in zip(extra, self.vectors(extra), strict=True):
+                cos[i] = float(np.dot(v, q))
+        if min_score is not None:
+            fused = [i for i in fused if cos[i] >= min_score]
+        items = self.get_many(fused[:k])
+        return [(m, cos[m.id]) for m in items]
+
+    def _lexical_ids(self, user_id: str, text: str, k: int, include_inactive: bool) -> list[int]:
+        """Ids of the user's memories ranked by FTS5 BM25 against ``text`` (best first, at most ``k``)."""
+        expr = fts_query(text)
+        if expr is None:
+            return []
+        active = "" if include_inactive else " AND m.is_active = 1"
+        rows = self.db.query(
+            "SELECT f.rowid AS id FROM memories_fts f JOIN memories m ON m.id = f.rowid "
+            f"WHERE memories_fts MATCH ? AND m.user_id = ?{active} ORDER BY bm25(memories_fts) LIMIT ?",
+            (f'owner : "{owner_token(user_id)}" AND ({expr})', user_id, int(k)),
         )
+        return [int(r["id"]) for r in rows]
+
+    def _backfill_fts(self) -> None:
+        """Index in ``memories_fts`` the memories written before it existed (an older file; a no-op after)."""
+        row = self.db.query_one("SELECT COALESCE(MAX(rowid), 0) AS n FROM memories_fts")
+        last = int(row["n"]) if row else 0
+        rows = self.db.query("SELECT id, user_id, text FROM memories WHERE id > ? ORDER BY id", (last,))
+        if not rows:
+            return
+        try:
+            with self.db.transaction():
+                self.db.executemany(
+                    "INSERT INTO memories_fts(rowid, owner, text) VALUES (?, ?, ?)",
+                    [(int(r["id"]), owner_token(r["user_id"]), lexical_text(r["text"])) for r in rows],
+                )
+        except BackendError as exc:  # a read-only file: lexical search sees only what was indexed before
+            log.warning("%s: full-text index not back-filled (%s); hybrid search is partly dense-only", self.path, exc)
 
     def search_by_vector(
         self,

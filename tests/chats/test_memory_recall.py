@@ -10,7 +10,7 @@ import pytest
 from memlab.chats import ChatStore, ExtractiveSummarizer
 from memlab.datasets import load_locomo
 from memlab.errors import InvalidInputError
-from memlab.eval.memory_recall import build_memories, evaluate_memory_recall, run_memory_recall_task
+from memlab.eval.memory_recall import ReplayClock, build_memories, evaluate_memory_recall, run_memory_recall_task
 from memlab.eval.runs import load_run
 from memlab.extraction import RuleExtractor
 from memlab.store.db import Database
@@ -85,7 +85,9 @@ def locomo_dir(tmp_path: Path) -> Path:
 def test_build_memories_keeps_provenance(locomo_dir: Path) -> None:
     conv = load_locomo(locomo_dir)[0]
     emb = FakeEmbedder(dim=32)
-    chats = ChatStore(Database(":memory:"), emb, ExtractiveSummarizer(emb), summary_window_size=4)
+    chats = ChatStore(
+        Database(":memory:"), emb, ExtractiveSummarizer(emb), summary_window_size=4, clock=ReplayClock()
+    )
     memories, chat_id, stats = build_memories(conv, chats, user_id="u", extractor=RuleExtractor())
     all_ids = {t.dia_id for s in conv.sessions for t in s.turns}
     assert [u.dia_ids for u in memories["raw"]] == [frozenset({d}) for d in sorted(all_ids, key=_order)]
@@ -99,9 +101,21 @@ def test_build_memories_keeps_provenance(locomo_dir: Path) -> None:
     kinds = {u.kind for u in memories["compacted"]}
     assert "summary" in kinds and "turn" in kinds
     assert memories["compacted"] == memories["compacted_no_facts"] + memories["facts"]
+    assert memories["compacted_no_facts"][: len(memories["summary_only"])] == memories["summary_only"]
     # compacted turns are exactly the turns left in assistant_history
     assert sum(u.kind == "turn" for u in memories["compacted"]) == 3
     assert any("Rex" in u.text for u in memories["facts"])
+    # every folded turn is archived in a passage of at most 3 turns of one session, dated with that session
+    passages = [u for u in memories["compacted"] if u.kind == "passage"]
+    folded = set(list(all_ids)) - {d for u in memories["compacted"] if u.kind == "turn" for d in u.dia_ids}
+    assert {d for u in passages for d in u.dia_ids} == folded
+    for u in passages:
+        assert 1 <= len(u.dia_ids) <= 3 and len({d.split(":")[0] for d in u.dia_ids}) == 1
+        session = int(next(iter(u.dia_ids)).split(":")[0][1:])
+        assert u.text.startswith(f"[{session} May 2023] ")
+    # facts carry their session's day
+    rex = next(u for u in memories["facts"] if "Rex" in u.text)
+    assert rex.text.startswith("[1 May 2023] ")
 
 
 def _order(dia_id: str) -> tuple[int, int]:
@@ -122,8 +136,14 @@ def test_evaluate_writes_a_run(locomo_dir: Path, tmp_path: Path) -> None:
     assert m["n_questions_skipped_no_evidence"] == 2  # the broken-evidence items; category 5 is not counted
     # tiny conversations: top-10 covers almost everything, and raw turns cover every evidence turn
     assert m["evidence_coverage"]["raw"] == 1.0
-    for name in ("raw", "facts", "compacted", "compacted_no_facts", "observations"):
+    for name in ("raw", "facts", "compacted", "compacted_no_facts", "summary_only", "observations"):
         assert 0.0 <= m["evidence_recall@10"][name]["all"] <= m["evidence_coverage"][name] <= 1.0
+        assert 0.0 <= m["dense"]["evidence_recall@10"][name]["all"] <= m["evidence_coverage"][name]
+        for mode in ("hybrid", "dense"):
+            r = m["recall_at"][mode][name]
+            assert r["1"]["all"] <= r["5"]["all"] <= r["10"]["all"]
+            assert 0.0 <= m["mrr"][mode][name] <= 1.0 and 0.0 < m["turns_in_top10"][mode][name] <= 1.0
+        assert m["recall_at"]["hybrid"][name]["10"]["all"] == pytest.approx(m["evidence_recall@10"][name]["all"])
     assert m["retention_loss"]["recall@10_abs"] == pytest.approx(
         m["evidence_recall@10"]["raw"]["all"] - m["evidence_recall@10"]["compacted"]["all"]
     )
@@ -134,7 +154,7 @@ def test_evaluate_writes_a_run(locomo_dir: Path, tmp_path: Path) -> None:
     assert cs["switch_accuracy"] <= cs["top1"]  # a right switch is also a right top-1
     assert sum(cs["decisions"].values()) == cs["n_queries"]
     lines = (out / "examples.jsonl").read_text().splitlines()
-    assert len(lines) == 4 * 5 + 5 * 2  # 4 questions x 5 memories + 5 events x 2 variants
+    assert len(lines) == 4 * 6 + 5 * 2  # 4 questions x 6 memories + 5 events x 2 variants
     assert run.primary_metric == "evidence_recall@10.compacted.all"
 
 
