@@ -33,6 +33,7 @@ __all__ = [
     "fts_query",
     "lexical_text",
     "owner_token",
+    "query_terms",
     "reciprocal_rank_fusion",
 ]
 
@@ -71,6 +72,24 @@ def owner_token(user_id: str) -> str:
     return "u" + hashlib.sha1(user_id.encode("utf-8")).hexdigest()[:24]
 
 
+def query_terms(text: str) -> list[str]:
+    """The search terms of free text: CJK runs as adjacent-character pairs (``"东 京"``), then the words
+    (casefolded, stop words dropped unless nothing else is left), each once, at most 64.
+
+    Example:
+        >>> query_terms("Quando è partita per Tokyo? 东京")
+        ['东 京', 'partita', 'tokyo']
+    """
+    terms: list[str] = []
+    for run in _CJK_RUN.findall(text):
+        chars = list(run)
+        terms += [f"{a} {b}" for a, b in zip(chars, chars[1:], strict=False)] if len(chars) > 1 else chars
+    words = [w.casefold() for w in _WORD.findall(_CJK.sub(" ", text))]
+    content = [w for w in words if w not in _STOP]
+    terms += content or words
+    return list(dict.fromkeys(terms))[:_MAX_QUERY_TERMS]
+
+
 def fts_query(text: str) -> str | None:
     """An FTS5 ``MATCH`` expression for free text: its words quoted and ORed; ``None`` when no word is left.
 
@@ -85,14 +104,7 @@ def fts_query(text: str) -> str | None:
         >>> fts_query("?!") is None
         True
     """
-    terms: list[str] = []
-    for run in _CJK_RUN.findall(text):
-        chars = list(run)
-        terms += [f"{a} {b}" for a, b in zip(chars, chars[1:], strict=False)] if len(chars) > 1 else chars
-    words = [w.casefold() for w in _WORD.findall(_CJK.sub(" ", text))]
-    content = [w for w in words if w not in _STOP]
-    terms += content or words
-    terms = list(dict.fromkeys(terms))[:_MAX_QUERY_TERMS]
+    terms = query_terms(text)
     if not terms:
         return None
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)

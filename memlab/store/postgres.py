@@ -158,6 +158,14 @@ SCHEMA: list[str] = [
     """,
 ]
 
+SCHEMA.append(
+    # 2: full-text index for hybrid search (PostgreSQL's own text search, 'simple' configuration: no language's
+    # stemmer is imposed on Italian, English or Chinese text)
+    """
+    CREATE INDEX memories_text_fts ON memories USING gin (to_tsvector('simple', text));
+    """
+)
+
 #: Advisory-lock key of schema migrations (any constant; the slot locks use ``hashtextextended`` keys).
 _MIGRATION_LOCK = 0x6D656D6C6162  # "memlab"
 
@@ -983,19 +991,61 @@ class PostgresStore:
         *,
         include_inactive: bool = False,
         min_score: float | None = None,
+        mode: str = "hybrid",
     ) -> list[tuple[MemoryItem, float]]:
-        """The ``k`` memories of ``user_id`` most similar to ``text`` (cosine), best first.
+        """The ``k`` memories of ``user_id`` that best match ``text``, best first (as :meth:`MemoryStore.search`).
+
+        Args:
+            mode: ``hybrid`` (default): the dense ranking and PostgreSQL full-text search (``ts_rank_cd`` over a
+                GIN index of ``to_tsvector('simple', text)``) fused by reciprocal rank; ``dense``: cosine only.
+                Chinese words inside a sentence are found by the dense half only here (the SQLite store splits
+                CJK characters for its FTS5 index; PostgreSQL's parser keeps a run of them as one word).
+            min_score: drop hits whose cosine to ``text`` is below this.
+
+        Returns:
+            ``(memory, cosine)`` pairs in the chosen ranking's order.
 
         Raises:
-            InvalidInputError: empty/bad text or k < 1.
+            InvalidInputError: empty/bad text, k < 1, or an unknown mode.
         """
-        user_id = check_user_id(user_id, owner="PostgresStore.search")
-        text = check_text(text, name="text", owner="PostgresStore.search", max_chars=self.max_text_chars)
-        k = check_positive_int(k, name="k", owner="PostgresStore.search")
-        vec = self.embedder.embed([text], mode="query")
-        return self.search_by_vector(
-            user_id, vec[0], k, include_inactive=include_inactive, min_score=min_score
-        )
+        from memlab.store.lexical import query_terms, reciprocal_rank_fusion
+
+        owner = "PostgresStore.search"
+        user_id = check_user_id(user_id, owner=owner)
+        text = check_text(text, name="text", owner=owner, max_chars=self.max_text_chars)
+        k = check_positive_int(k, name="k", owner=owner)
+        if mode not in ("hybrid", "dense"):
+            raise InvalidInputError(f"The 'mode' parameter of {owner} must be 'hybrid' or 'dense'. Got {mode!r} instead.")
+        vec = self.embedder.embed([text], mode="query")[0]
+        if mode == "dense":
+            return self.search_by_vector(user_id, vec, k, include_inactive=include_inactive, min_score=min_score)
+        depth = max(4 * k, 40)
+        dense = self.search_by_vector(user_id, vec, depth, include_inactive=include_inactive)
+        words = [t for t in query_terms(text) if " " not in t]
+        lexical: list[int] = []
+        if words:
+            active = "" if include_inactive else " AND is_active"
+            sql = (
+                "SELECT id FROM memories WHERE user_id = %(u)s" + active + " AND to_tsvector('simple', text) @@ "
+                "websearch_to_tsquery('simple', %(q)s) ORDER BY ts_rank_cd(to_tsvector('simple', text), "
+                "websearch_to_tsquery('simple', %(q)s)) DESC, id LIMIT %(k)s"
+            )
+            with self._tx() as cur:
+                rows = cur.execute(sql, {"u": user_id, "q": " or ".join(words), "k": depth}).fetchall()
+            lexical = [int(r["id"]) for r in rows]
+        fused = [i for i, _ in reciprocal_rank_fusion([[m.id for m, _ in dense], lexical])]
+        by_id = {m.id: (m, s) for m, s in dense}
+        extra = [i for i in fused if i not in by_id]
+        if extra:
+            q = np.asarray(vec, dtype=np.float32)
+            q = q / max(float(np.linalg.norm(q)), 1e-12)
+            for m in self.get_many(extra):
+                v = self.vectors([m.id])[0]
+                by_id[m.id] = (m, float(np.dot(v, q)))
+        hits = [by_id[i] for i in fused]
+        if min_score is not None:
+            hits = [(m, s) for m, s in hits if s >= min_score]
+        return hits[:k]
 
     def _search_settings(self, cur: psycopg.Cursor[Any], mode: str) -> None:
         """``SET LOCAL`` the HNSW and planner settings of one search (they end with its transaction)."""

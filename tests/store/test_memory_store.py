@@ -329,3 +329,18 @@ def test_reopen_with_another_embedder_reembeds(tmp_path):
         path, embedder=FakeEmbedder(dim=12), reembed=True
     ) as s:
         assert s.index.dim == 12 and s.search("u1", "Abito a Roma", k=1)[0][0].text == "Abito a Roma"
+
+
+def test_hybrid_search_finds_a_rare_word_on_both_backends(store) -> None:
+    """mode='hybrid' (the default) fuses the dense ranking with full-text search (SQLite FTS5 / PostgreSQL
+    tsvector): a memory whose exact word the query names comes first even when its cosine ranks it low; another
+    user's memory with that word never appears; 'dense' is the cosine ranking alone."""
+    store.add_many("u1", [f"Nota numero {i} su argomenti vari e generici" for i in range(40)])
+    target = store.add("u1", "Il volo per Osaka parte alle sette")
+    store.add("u2", "Osaka Osaka Osaka")
+    hybrid = store.search("u1", "quando parte Osaka", k=3)
+    assert hybrid[0][0].id == target.id
+    assert all(m.user_id == "u1" for m, _ in store.search("u1", "Osaka", k=41))
+    dense = store.search("u1", "quando parte Osaka", k=41, mode="dense")
+    assert [s for _, s in dense] == sorted((s for _, s in dense), reverse=True)
+    assert dict((m.id, s) for m, s in dense)[target.id] == pytest.approx(hybrid[0][1], abs=1e-5)
