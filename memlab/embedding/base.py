@@ -110,5 +110,9 @@ class BaseEmbedder:
             out[i] = v
         return out
 
+    def clear_cache(self) -> None:
+        """Forget every cached embedding (benchmarks that time the model itself call this)."""
+        self._cache.clear()
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"

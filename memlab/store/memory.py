@@ -1177,10 +1177,12 @@ class MemoryStore:
         if mode == "dense":
             return self.search_by_vector(user_id, vec, k, include_inactive=include_inactive, min_score=min_score)
         depth = max(4 * k, 40)
-        dense = self.search_by_vector(user_id, vec, depth, include_inactive=include_inactive)
+        dense = self._dense_hits(user_id, vec, depth, include_inactive=include_inactive)
         lexical = self._lexical_ids(user_id, text, depth, include_inactive)
-        fused = [i for i, _ in reciprocal_rank_fusion([[m.id for m, _ in dense], lexical])]
-        cos = {m.id: s for m, s in dense}
+        fused = [i for i, _ in reciprocal_rank_fusion([[i for i, _ in dense], lexical])]
+        cos = dict(dense)
+        if min_score is None:
+            fused = fused[:k]
         extra = [i for i in fused if i not in cos]
         if extra:
             q = np.asarray(vec, dtype=np.float32)
@@ -1238,6 +1240,22 @@ class MemoryStore:
         Raises:
             InvalidInputError: k < 1; a vector of the wrong size, with NaN/inf, or zero.
         """
+        hits = self._dense_hits(user_id, vector, k, include_inactive=include_inactive, exclude=exclude)
+        if min_score is not None:
+            hits = [(i, s) for i, s in hits if s >= min_score]
+        items = self.get_many([i for i, _ in hits])
+        return [(it, s) for it, (_, s) in zip(items, hits, strict=True)]
+
+    def _dense_hits(
+        self,
+        user_id: str,
+        vector: NDArray[np.float32],
+        k: int,
+        *,
+        include_inactive: bool = False,
+        exclude: Sequence[int] = (),
+    ) -> list[tuple[int, float]]:
+        """``(id, cosine)`` of the user's ``k`` nearest memories (the vector index only; no rows read)."""
         k = check_positive_int(k, name="k", owner="MemoryStore.search")
         q = as_vectors(vector, self.embedder.dim, name="vector", owner="MemoryStore.search")
         q = check_unit_vectors(q, normalize=True, name="vector", owner="MemoryStore.search")
@@ -1248,11 +1266,7 @@ class MemoryStore:
         if len(allowed) == 0:
             return []
         scores, ids = self.index.search(q, min(k, len(allowed)), allowed=allowed)
-        hits = [(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
-        if min_score is not None:
-            hits = [(i, s) for i, s in hits if s >= min_score]
-        items = self.get_many([i for i, _ in hits])
-        return [(it, s) for it, (_, s) in zip(items, hits, strict=True)]
+        return [(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
 
     def build_context(
         self,
