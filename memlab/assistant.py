@@ -45,7 +45,7 @@ from memlab.notify import (
 from memlab.protocols import LLM
 from memlab.records import Urgency
 from memlab.store.memory import MemoryStore
-from memlab.text import LANGS, MESSAGES, check_lang, is_question, messages, prompt_lang, split_sentences
+from memlab.text import LANGS, MESSAGES, check_lang, is_question, messages, one_line, prompt_lang, split_sentences
 
 __all__ = [
     "NO_MODEL_MARKER",
@@ -268,6 +268,8 @@ class Assistant:
         project_id: passed to ``build_context`` (global memories plus this project's).
         agent_type: passed to ``build_context`` (names the consuming agent).
         context_k: memories listed by ``build_context``.
+        history_k: archived passages of the current chat (turns compaction folded away) put in the prompt when
+            they match the message (:meth:`memlab.chats.ChatStore.search_history`; 0 turns it off).
         max_high_per_turn: HIGH notifications shown per turn (1 when the user is fatigued).
 
     Example:
@@ -293,6 +295,7 @@ class Assistant:
         project_id: str | None = None,
         agent_type: str | None = "assistant",
         context_k: int = 20,
+        history_k: int = 3,
         max_high_per_turn: int = 3,
     ) -> None:
         check_lang(lang, "Assistant")
@@ -307,6 +310,7 @@ class Assistant:
         self.project_id = project_id
         self.agent_type = agent_type
         self.context_k = context_k
+        self.history_k = history_k
         self.max_high_per_turn = max_high_per_turn
 
     # ------------------------------------------------------------------ helpers
@@ -335,6 +339,18 @@ class Assistant:
                 out.append({"role": "assistant" if t.get("role") == "model" else "user", "content": text})
         return out
 
+    def _earlier(self, user_id: str, chat_id: str | None, message: str) -> str:
+        """The archived passages of this chat closest to ``message`` (what compaction folded out of the window),
+        as a prompt section; empty before the first compaction."""
+        if self.chats is None or chat_id is None or self.history_k < 1:
+            return ""
+        hits = self.chats.search_history(user_id, message, k=self.history_k, chat_id=chat_id)
+        if not hits:
+            return ""
+        lines = [messages(self.lang)["history_head"]]
+        lines += [f"- {one_line(h.text)}" for h in sorted(hits, key=lambda h: h.start)]
+        return "\n".join(lines)
+
     def _append(self, user_id: str, chat_id: str | None, message: str, response: str) -> None:
         if self.chats is None or chat_id is None:
             return
@@ -352,7 +368,8 @@ class Assistant:
                     for i in n.memory_ids}
         ctx = self.store.build_context(user_id, message, project_id=self.project_id, agent_type=self.agent_type,
                                        k=self.context_k, lang=self.lang, awaiting=awaiting)
-        system = "\n\n".join(p for p in (self.system_prompt, prompt_block.strip(), ctx) if p)
+        earlier = self._earlier(user_id, chat_id, message)
+        system = "\n\n".join(p for p in (self.system_prompt, prompt_block.strip(), ctx, earlier) if p)
         return [{"role": "system", "content": system}, *self._history(user_id, chat_id),
                 {"role": "user", "content": message}]
 

@@ -314,6 +314,7 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
             "invece di chiederle di nuovo. Se un'informazione è incerta o in conflitto, chiedi; non inventare."
         ),
         "context_head": "## MEMORIE DELL'UTENTE",
+        "history_head": "## DA QUESTA CHAT, PRIMA DEL RIASSUNTO",
         "no_notifications": "(nessuna notifica)",
         "undone": "Risoluzione annullata: la notifica è di nuovo aperta.",
         "switched": "Ok, torniamo alla chat «{title}».",
@@ -353,6 +354,7 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
             "of asking again. If something is uncertain or conflicting, ask; never invent."
         ),
         "context_head": "## USER MEMORIES",
+        "history_head": "## EARLIER IN THIS CHAT (BEFORE THE SUMMARY)",
         "no_notifications": "(no notifications)",
         "undone": "Resolution undone: the notification is open again.",
         "switched": "OK, back to the chat “{title}”.",
@@ -392,6 +394,7 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
             "如果信息不确定或相互矛盾，请询问；不要编造。"
         ),
         "context_head": "## 用户记忆",
+        "history_head": "## 本聊天较早的内容（摘要之前）",
         "no_notifications": "（没有通知）",
         "undone": "已撤销处理：这条通知重新打开。",
         "switched": "好的，回到聊天「{title}」。",

@@ -369,3 +369,20 @@ def test_a_provisional_version_is_marked_until_the_user_answers(tmp_path):
         lab.notifications.resolve(n.id, "B", user_id="u1")
         system = lab.assistant.compose_messages("u1", "quando è il mio compleanno?")[0]["content"]
         assert "in attesa della conferma" not in system and "15 agosto" in system
+
+
+def test_what_compaction_folded_away_comes_back_into_the_prompt_when_asked_about(env):
+    """After compaction the model no longer sees the early turns; a message about them brings the archived passage
+    into the system message (under its own heading), and the chat's other early turns stay out."""
+    store, svc, agent, ing = env
+    llm = ScriptedLLM(["ok"] * 20)
+    chats = ChatStore(store, summary_window_size=4)
+    a = Assistant(store, notifications=svc, agent=agent, ingestor=ing, llm=llm, chats=chats, history_k=1)
+    msgs = ["Il codice del garage è zebra-quattro", "Oggi piove", "Ho letto un libro", "Sono stanco", "Ciao",
+            "Che tempo fa?", "Come si chiama il codice del garage?"]
+    turns(a, agent, msgs)
+    system = llm.calls[-1][0]["content"]
+    assert "## DA QUESTA CHAT, PRIMA DEL RIASSUNTO" in system
+    earlier = system.split("## DA QUESTA CHAT, PRIMA DEL RIASSUNTO")[1]
+    assert "zebra-quattro" in earlier and "libro" not in earlier
+    assert msgs[0] not in [m["content"] for m in llm.calls[-1][1:]]  # the turn itself left the window

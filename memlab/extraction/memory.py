@@ -33,6 +33,7 @@ from memlab._validation import check_enum, check_text, check_user_id, strip_cont
 from memlab.config import MAX_KEYWORD_CHARS, MAX_KEYWORDS
 from memlab.errors import InvalidInputError, NotFoundError
 from memlab.extraction.base import Extractor
+from memlab.extraction.dates import resolve_relative_dates
 from memlab.extraction.records import (
     ConversationMemory,
     Coverage,
@@ -362,7 +363,13 @@ class ConversationMemoryService:
         result = self.extractor.extract(clean, ref_time=ref_time or now, topic=topic, known=known)
         msg_index = (int(row["n_messages"]) if row else 0) + 1
         source = f"conv:{cid}/msg:{msg_index}"
-        new, known = self._dedupe([replace(f, topic=f.topic or topic) for f in result.facts])
+        # "ieri" said today is a date tomorrow: the stored text keeps the words and gains the absolute date
+        dated = [
+            replace(f, topic=f.topic or topic,
+                    content=resolve_relative_dates(f.content, ref_time or now, lang=result.lang or "it"))
+            for f in result.facts
+        ]
+        new, known = self._dedupe(dated)
         items: list[MemoryItem] = []
         if new:
             specs = [

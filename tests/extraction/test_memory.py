@@ -214,3 +214,11 @@ def test_priorities_and_skip_reasons_are_the_specified_values(store: MemoryStore
     store.db.execute("UPDATE conv_unanswered SET priority = 4, skip_reason = 'stanco' WHERE area = 'budget'")
     (old,) = [a for a in svc.get("c1").unanswered if a.area == "budget"]
     assert old.priority.value == "low" and old.skip_reason is None
+
+
+def test_a_relative_date_is_stored_with_its_absolute_date(store: MemoryStore) -> None:
+    said = datetime(2023, 5, 8, 10, 0, tzinfo=UTC)
+    r = _svc(store).update_after_user_message("c1", "Ieri ho adottato un cane di nome Rex.", ref_time=said)
+    texts = [m.text for m in r.memories]
+    assert texts and all("(7 maggio 2023)" in t for t in texts if "ieri" in t.lower()), texts
+    assert any("7 maggio 2023" in t for t in texts), texts
