@@ -4,5 +4,6 @@ from __future__ import annotations
 
 from memlab.index.faiss_index import FaissIndex
 from memlab.index.numpy_index import NumpyIndex
+from memlab.index.partitioned import PartitionedFaissIndex
 
-__all__ = ["FaissIndex", "NumpyIndex"]
+__all__ = ["FaissIndex", "NumpyIndex", "PartitionedFaissIndex"]
