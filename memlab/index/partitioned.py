@@ -247,6 +247,15 @@ class PartitionedFaissIndex:
         finally:
             tmp.unlink(missing_ok=True)
 
+    @staticmethod
+    def is_partitioned_file(path: str | os.PathLike[str]) -> bool:
+        """True when ``path`` starts like a file written by :meth:`save` (False for a plain FAISS file)."""
+        try:
+            with open(path, "rb") as f:
+                return f.read(len(MAGIC)) == MAGIC
+        except OSError:
+            return False
+
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> PartitionedFaissIndex:
         """Read an index written by :meth:`save`.
