@@ -1,4 +1,5 @@
-"""Vector indexes (see :class:`memlab.protocols.VectorIndex`): FAISS for real use, numpy as the exact oracle."""
+"""Vector indexes (see :class:`memlab.protocols.VectorIndex`): FAISS for real use (one index per user in the store:
+:class:`PartitionedFaissIndex`), numpy as the exact oracle."""
 
 from __future__ import annotations
 
