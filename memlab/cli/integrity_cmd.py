@@ -47,6 +47,12 @@ def register(groups: dict[str, Any]) -> None:
                    help="FAISS factories, separated by ';' (factory strings contain commas), compared with recall@10 vs exact")
     b.add_argument("--large-indexes", default=None,
                    help="';'-separated FAISS factories for the random set at full N (default: --indexes)")
+    b.add_argument("--users", type=int, default=None,
+                   help="spread all --memories over N users in one real store (filler users get random unit "
+                        "vectors, said in the output); reports FAISS and check p50/p95 and the process RSS")
+    b.add_argument("--store-index", default="partitioned", choices=["partitioned", "global"],
+                   help="with --users: the store's per-user index (default) or one index for all users (the "
+                        "layout before partitions, for comparison)")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--out", default=None, help="write the run here (run.json, examples.jsonl, bench.md)")
     b.add_argument("--threads", type=int, default=None, help="torch and FAISS (OpenMP) threads")
@@ -110,6 +116,6 @@ def _bench(args: argparse.Namespace) -> int:
         n=args.memories, n_queries=args.queries, judge=args.judge, embedder=args.embedder,
         store_limit=args.store_limit, indexes=[x.strip() for x in args.indexes.split(";") if x.strip()],
         large_indexes=[x.strip() for x in args.large_indexes.split(";") if x.strip()] if args.large_indexes else None,
-        seed=args.seed, out=args.out)
+        seed=args.seed, out=args.out, users=args.users, store_index=args.store_index)
     print(result.to_markdown())
     return 0

@@ -92,6 +92,12 @@ class FaissIndex:
                         ) from None
             self._index.add_with_ids(vecs, ids_arr)
 
+    def _add_new(self, ids: NDArray[np.int64], vectors: NDArray[np.float32], /) -> None:
+        """Add vectors under ids the caller knows are absent (validated int64 ids, float32 vectors): no
+        ``remove_ids`` pass over the index, which costs a scan of every stored id."""
+        with self._lock:
+            self._index.add_with_ids(vectors, ids)
+
     def remove(self, ids: NDArray[np.int64], /) -> None:
         """Remove ``ids``; unknown ids are ignored."""
         ids_arr = np.ascontiguousarray(np.asarray(ids, dtype=np.int64).reshape(-1))
@@ -166,6 +172,11 @@ class FaissIndex:
             raw = faiss.read_index(str(path))
         except RuntimeError as exc:
             raise BackendError(f"Cannot read FAISS index {path}: {exc}") from exc
+        return cls._wrap(raw, path, factory=factory)
+
+    @classmethod
+    def _wrap(cls, raw: faiss.Index, path: str | os.PathLike[str], *, factory: str) -> FaissIndex:
+        """A :class:`FaissIndex` around a deserialised faiss index (``path`` names it in errors)."""
         if not isinstance(raw, faiss.IndexIDMap2):
             try:
                 raw = faiss.downcast_index(raw)

@@ -36,6 +36,7 @@ from memlab._validation import (
 from memlab.config import MAX_KEYWORD_CHARS, MAX_KEYWORDS, MAX_SOURCE_CHARS, MAX_TEXT_CHARS
 from memlab.errors import BackendError, InvalidInputError, NotFoundError
 from memlab.index.faiss_index import FaissIndex
+from memlab.index.partitioned import PartitionedFaissIndex
 from memlab.protocols import Embedder, VectorIndex
 from memlab.records import MemoryItem
 from memlab.store.db import Database
@@ -281,21 +282,26 @@ class MemoryStore:
     Args:
         path: SQLite file, or ``":memory:"`` (nothing touches disk).
         embedder: any :class:`~memlab.protocols.Embedder`; default: the packaged offline one.
-        index_factory: inner FAISS index (``"Flat"`` exact by default; see ``memlab bench integrity``).
+        index_factory: inner FAISS index of each user's partition (``"Flat"`` exact by default; see
+            ``memlab bench integrity``). A factory that needs training (``"IVF..."``) gets one FAISS index for
+            all users instead (searched with the user's ids as a filter: the cost grows with the whole store).
         index: any :class:`~memlab.protocols.VectorIndex` of the embedder's dimension (e.g.
             :class:`~memlab.index.NumpyIndex`, a FAISS index with another factory, a client of a vector server).
             It is treated as a cache of SQLite like the default: filled from the stored vectors at open when
             its ids differ, kept in step on every write, never saved by the store. ``None`` (default): a
-            :class:`~memlab.index.FaissIndex` persisted in ``<path>.faiss``.
+            :class:`~memlab.index.PartitionedFaissIndex` (one FAISS index per user, so a user's search costs
+            what that user's memories cost) persisted in ``<path>.faiss``. A given
+            :class:`~memlab.index.PartitionedFaissIndex` is partitioned by user too.
         clock: returns "now" (tz-aware); injectable for tests.
         max_text_chars: longest accepted text.
         reembed: a file built with another embedder (name or dimension) holding memories is refused
             (``False``, default: :class:`~memlab.errors.InvalidInputError` naming the stored embedder, nothing
             changed); ``True`` re-embeds every memory with ``embedder`` and switches the file to it for good.
 
-    The FAISS file is ``<path>.faiss``. It is a cache: at open it is loaded and compared with SQLite,
-    and rebuilt from the stored vectors when missing or inconsistent. It is written on :meth:`close`
-    and :meth:`flush`.
+    The FAISS file is ``<path>.faiss``. It is a cache: at open it is loaded and compared with SQLite (ids,
+    each id's user, a sample of vectors), and rebuilt from the stored vectors when missing, inconsistent or of
+    another format (a single-index file of memlab before per-user partitions is rebuilt once). It is written on
+    :meth:`close` and :meth:`flush`.
 
     Example:
         >>> from memlab.testing import FakeEmbedder
@@ -381,7 +387,7 @@ class MemoryStore:
         Raises:
             BackendError: the file cannot be written (no temporary file is left behind).
         """
-        if self._index_path is not None and self._dirty and isinstance(self.index, FaissIndex):
+        if self._index_path is not None and self._dirty and isinstance(self.index, PartitionedFaissIndex | FaissIndex):
             self.index.save(self._index_path)
             self._dirty = False
 
@@ -451,21 +457,40 @@ class MemoryStore:
             return self._custom_index if fresh else self.rebuild_index()
         if self._index_path is not None and self._index_path.exists():
             try:
-                idx = FaissIndex.load(self._index_path, factory=self.index_factory)
-                if idx.dim == dim and self._consistent(idx):
+                idx: VectorIndex
+                if self._default_partitioned():
+                    if not PartitionedFaissIndex.is_partitioned_file(self._index_path):
+                        log.warning("FAISS index %s is of the single-index format: rebuilding it per user",
+                                    self._index_path)
+                        return self.rebuild_index()
+                    idx = PartitionedFaissIndex.load(self._index_path)
+                    same = idx.factory == self.index_factory
+                else:
+                    idx = FaissIndex.load(self._index_path, factory=self.index_factory)
+                    same = True
+                if same and idx.dim == dim and self._consistent(idx):
                     return idx
                 log.warning("FAISS index %s is inconsistent with SQLite: rebuilding", self._index_path)
             except Exception as exc:  # a corrupt cache is rebuilt, never fatal
                 log.warning("FAISS index %s unreadable (%s): rebuilding", self._index_path, exc)
         return self.rebuild_index()
 
+    def _default_partitioned(self) -> bool:
+        """The default index is one FAISS index per user unless the factory needs training (IVF, PQ)."""
+        try:
+            return FaissIndex(self.embedder.dim, factory=self.index_factory).is_trained
+        except InvalidInputError:
+            return True  # a bad factory string is reported by PartitionedFaissIndex itself
+
     def _consistent(self, idx: VectorIndex, *, sample: int = 64) -> bool:
         """Same ids as SQLite, and (when the index can give vectors back) the same vectors on a sample of them:
         a file with the right ids and wrong vectors, or an old index beside a copied database, is rebuilt."""
-        rows = self.db.query("SELECT id FROM memories WHERE embedding IS NOT NULL ORDER BY id")
+        rows = self.db.query("SELECT id, user_id FROM memories WHERE embedding IS NOT NULL ORDER BY id")
         db_ids = np.fromiter((r["id"] for r in rows), dtype=np.int64, count=len(rows))
         if not np.array_equal(np.sort(idx.ids()), db_ids):
             return False
+        if isinstance(idx, PartitionedFaissIndex) and any(idx.partition_of(r["id"]) != r["user_id"] for r in rows):
+            return False  # every memory must sit in its owner's partition
         reconstruct = getattr(idx, "reconstruct", None)
         if not callable(reconstruct) or len(db_ids) == 0:
             return True
@@ -487,18 +512,28 @@ class MemoryStore:
             return
         self._data_version = version
         self._user_ids_cache.clear()
-        rows = self.db.query("SELECT id FROM memories WHERE embedding IS NOT NULL")
-        db_ids = {int(r["id"]) for r in rows}
+        rows = self.db.query("SELECT id, user_id FROM memories WHERE embedding IS NOT NULL")
+        owner = {int(r["id"]): r["user_id"] for r in rows}
         have = set(self.index.ids().tolist())
-        gone = sorted(have - db_ids)
+        gone = sorted(have - owner.keys())
         if gone:
             self.index.remove(np.asarray(gone, dtype=np.int64))
-        new = sorted(db_ids - have)
-        if new:
-            self.index.add(np.asarray(new, dtype=np.int64), self.vectors(new))
+        new = sorted(owner.keys() - have)
+        by_user: dict[str, list[int]] = {}
+        for i in new:
+            by_user.setdefault(owner[i], []).append(i)
+        for uid, ids in by_user.items():
+            self._index_add(uid, np.asarray(ids, dtype=np.int64), self.vectors(ids))
         if gone or new:
             self._dirty = True
             log.info("store: %d new and %d removed memories written by another connection", len(new), len(gone))
+
+    def _index_add(self, user_id: str, ids: NDArray[np.int64], vecs: NDArray[np.float32]) -> None:
+        """Add the vectors of ``user_id``'s memories ``ids`` to the index (into the user's partition if any)."""
+        if isinstance(self.index, PartitionedFaissIndex):
+            self.index.add(ids, vecs, partition=user_id)
+        else:
+            self.index.add(ids, vecs)
 
     def rebuild_index(self) -> VectorIndex:
         """Rebuild the vector index from the vectors stored in SQLite (no re-embedding).
@@ -511,9 +546,25 @@ class MemoryStore:
             idx = self._custom_index
             if len(idx):
                 idx.remove(idx.ids())
+        elif self._default_partitioned():
+            idx = PartitionedFaissIndex(dim, factory=self.index_factory)
         else:
             idx = FaissIndex(dim, factory=self.index_factory)
-        rows = self.db.query("SELECT id, embedding FROM memories WHERE embedding IS NOT NULL ORDER BY id")
+        if isinstance(idx, PartitionedFaissIndex):  # one user at a time: one user's vectors in memory at once
+            users = self.db.query("SELECT DISTINCT user_id FROM memories WHERE embedding IS NOT NULL")
+            for u in users:
+                urows = self.db.query(
+                    "SELECT id, embedding FROM memories WHERE user_id = ? AND embedding IS NOT NULL ORDER BY id",
+                    (u["user_id"],),
+                )
+                ids = np.fromiter((r["id"] for r in urows), dtype=np.int64, count=len(urows))
+                vecs = np.frombuffer(b"".join(r["embedding"] for r in urows), dtype=np.float32).reshape(
+                    len(urows), dim
+                )
+                idx.add(ids, vecs, partition=u["user_id"])
+            rows = []
+        else:
+            rows = self.db.query("SELECT id, embedding FROM memories WHERE embedding IS NOT NULL ORDER BY id")
         if rows:
             ids = np.fromiter((r["id"] for r in rows), dtype=np.int64, count=len(rows))
             vecs = np.frombuffer(b"".join(r["embedding"] for r in rows), dtype=np.float32).reshape(
@@ -671,7 +722,7 @@ class MemoryStore:
         with self.db.transaction():
             for spec, vec in zip(specs, vecs, strict=True):
                 out.append(self._insert(user_id, spec, vec))
-        self.index.add(np.asarray([m.id for m in out], dtype=np.int64), vecs)
+        self._index_add(user_id, np.asarray([m.id for m in out], dtype=np.int64), vecs)
         self._dirty = True
         self._invalidate(user_id)
         # the returned items reflect the final state (a later item of the same call may supersede an earlier one)
@@ -1265,7 +1316,10 @@ class MemoryStore:
             allowed = np.setdiff1d(allowed, np.unique(drop), assume_unique=True)
         if len(allowed) == 0:
             return []
-        scores, ids = self.index.search(q, min(k, len(allowed)), allowed=allowed)
+        if isinstance(self.index, PartitionedFaissIndex):  # only this user's vectors are scanned
+            scores, ids = self.index.search(q, min(k, len(allowed)), allowed=allowed, partition=user_id)
+        else:
+            scores, ids = self.index.search(q, min(k, len(allowed)), allowed=allowed)
         return [(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
 
     def build_context(

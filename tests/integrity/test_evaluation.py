@@ -108,3 +108,46 @@ def test_task_is_registered_for_the_suite(tmp_path: Path) -> None:
     run = runner(out_dir=tmp_path, seed=0, dataset="decode", split="rct", judge="none", limit=3, exhaustive=True,
                  embedder="fake", n_resamples=10)
     assert run.spec.task == "integrity" and run.spec.n == 3
+
+
+@pytest.mark.parametrize("store_index", ["partitioned", "global"])
+def test_bench_spreads_the_store_over_users(tmp_path: Path, store_index: str) -> None:
+    from memlab.lab.bench.integrity import run_integrity_bench
+    from memlab.testing import FakeEmbedder
+
+    res = run_integrity_bench(n=650, n_queries=6, judge="none", embedder=FakeEmbedder(), store_limit=200,
+                              indexes=["Flat"], users=6, store_index=store_index, out=tmp_path)
+    f = res.figures
+    # 650 over 6 users: 109,109,108,108,108,108; the 200 real texts fill whole users only (the first one)
+    assert f["users"] == 6 and f["memories_per_user"] == 108 and f["users_with_real_memories"] == 1
+    assert {x["user"] for x in res.facts} == {"user-00000"}  # checked facts go to users holding real memories
+    assert {"faiss", "store_add", "check"} <= set(res.stages)
+    assert f["rss_mb_store_open"] > 0 and f["peak_rss_mb"] >= f["rss_mb_after_checks"] > 0
+    assert any("RANDOM unit vectors" in n for n in res.notes)
+    if store_index == "partitioned":
+        assert f["store_index"] == "PartitionedFaissIndex" and f["index_file_mb"] > 0
+    else:
+        assert f["store_index"] == "FaissIndex (one for all users)" and f["index_file_mb"] == 0
+    assert "| rss_mb_store_open |" in (tmp_path / "bench.md").read_text()
+    assert not any(r["vectors"] == "random unit" for r in res.indexes)  # no second random set in this mode
+
+
+def test_bench_refuses_more_users_than_memories() -> None:
+    from memlab.lab.bench.integrity import run_integrity_bench
+    from memlab.testing import FakeEmbedder
+
+    with pytest.raises(InvalidInputError, match="users=11"):
+        run_integrity_bench(n=10, n_queries=1, judge="none", embedder=FakeEmbedder(), users=11)
+    with pytest.raises(InvalidInputError, match="store_index"):
+        run_integrity_bench(n=10, n_queries=1, judge="none", embedder=FakeEmbedder(), users=2, store_index="ivf")
+
+
+@pytest.mark.model
+def test_cli_bench_with_users(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from memlab.cli.main import main
+
+    code = main(["bench", "integrity", "--memories", "400", "--users", "4", "--store-limit", "200", "--queries", "4",
+                 "--judge", "none", "--embedder", "minilm", "--indexes", "Flat", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0 and "| users | 4 |" in out and "| users_with_real_memories | 2 |" in out
+    assert "| store_index | PartitionedFaissIndex |" in out and "rss_mb_of_the_open_store" in out

@@ -13,6 +13,20 @@ Above ``store_limit`` the FAISS stage is ALSO measured at the full ``n`` on **ra
 1M-memory store cannot be embedded on 2 cores in a benchmark's time; the search cost does not depend on
 the values, but the recall of approximate indexes does: random vectors are a pessimistic case for them).
 
+Many users (``users=N``, CLI ``--users N``): the real on-disk store holds all ``n`` memories spread evenly over
+``N`` users (``n // N`` each, in blocks). The first ``min(n, store_limit)`` memories are the real embedded corpus
+(whole users); the other users' memories are **filler**: corpus texts with **random unit vectors** (embedding 1M
+texts does not fit a benchmark on 2 cores; one user's search cost does not depend on the other users' values).
+The checked facts are added round-robin to the users holding real memories, so ``faiss`` (the store's
+``search_by_vector``: partition lookup, active-id filter, FAISS search, rows) and ``check`` run against a store of
+the full size. The figures add the fill, index save (close) and reopen times (reopen = load + consistency check
+against SQLite), the index file size and the process RSS (``rss_mb_*``: before the store, before the reopen (after
+the filled store is closed and its freed heap returned to the OS), with the store reopened and their difference
+(``rss_mb_of_the_open_store``: what the open store costs), after the checks; ``peak_rss_mb``: the process maximum,
+reached while filling). ``store_index="global"`` (CLI ``--store-index global``)
+runs the same on one FAISS index for all users (memlab's layout before per-user partitions) for comparison.
+In this mode the index comparison runs on the real corpus only (not on a second random set of size ``n``).
+
 Index comparison: each FAISS factory (``FaissIndex(dim, factory=...)``) is built on the same vectors (the
 real embedded store, and the random set when ``n > store_limit``) and searched with single queries;
 recall@10 is measured against exact search (``Flat``). Parameters: HNSW ``efSearch=64``, IVF
@@ -176,6 +190,106 @@ def _resolve_judge(judge: Any, notes: list[str]) -> tuple[Any, str]:
     return judge_obj, judge_name
 
 
+def _rss_mb() -> float:
+    """Resident set size of this process now, in MB (NaN where /proc is missing)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+def _peak_rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
+
+
+def _release_freed_memory() -> None:
+    """Give the heap that freed objects left behind back to the OS (glibc ``malloc_trim``; a no-op elsewhere).
+
+    Filling a store frees many faiss buffers that glibc keeps mapped: without this the RSS measured after the
+    reopen counts the filled store's index twice (measured: 200k memories, 416 MB RSS with the store open in the
+    filling process vs 88 + 328 MB after the trim, the same as a fresh process opening the file)."""
+    import ctypes
+    import ctypes.util
+    import gc
+
+    gc.collect()
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+        if libc is not None and hasattr(libc, "malloc_trim"):
+            libc.malloc_trim(0)
+    except OSError:
+        pass
+
+
+def _multi_user_store(emb: Any, path: Path, texts: list[str], res: IntegrityBenchResult, users: int,
+                      store_index: str, seed: int) -> tuple[Any, list[str]]:
+    """A real store of ``res.n`` memories over ``users`` users: real embedded ``texts`` first (whole users), the
+    rest corpus texts with random unit vectors. Returns the reopened store and the users holding real memories."""
+    from memlab.index import FaissIndex
+    from memlab.store import MemoryStore
+
+    n = res.n
+    per = [n // users + (1 if u < n % users else 0) for u in range(users)]
+    names = [f"user-{u:05d}" for u in range(users)]
+    emb.embed(["warm-up"])
+    t = time.perf_counter()
+    real_vecs = emb.embed(texts)
+    res.figures["store_embed_s (unique texts, cached)"] = time.perf_counter() - t
+    res.figures["rss_mb_before_store"] = _rss_mb()
+
+    def open_store() -> Any:
+        idx = FaissIndex(emb.dim) if store_index == "global" else None
+        return MemoryStore(path, embedder=emb, index=idx)
+
+    store = open_store()
+    rng = np.random.default_rng(seed + 7)
+    real_users: list[str] = []
+    done = 0
+    t = time.perf_counter()
+    for name, count in zip(names, per, strict=True):
+        if count == 0:
+            continue
+        if done + count <= len(texts):
+            vecs, utexts = real_vecs[done : done + count], texts[done : done + count]
+            real_users.append(name)
+        else:
+            vecs = _random_unit(count, emb.dim, int(rng.integers(2**31)))
+            start = done % len(texts)
+            utexts = (texts[start:] + texts * (count // len(texts) + 1))[:count]
+        for s in range(0, count, 2000):
+            store.add_many(name, utexts[s : s + 2000], embeddings=vecs[s : s + 2000])
+        done += count
+    res.figures["store_fill_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    store.close()
+    res.figures["store_close_s (index saved)"] = time.perf_counter() - t
+    index_file = Path(str(path) + ".faiss")
+    res.figures["index_file_mb"] = index_file.stat().st_size / 2**20 if index_file.exists() else 0.0
+    del store
+    _release_freed_memory()
+    res.figures["rss_mb_before_reopen"] = _rss_mb()
+    t = time.perf_counter()
+    store = open_store()
+    res.figures["store_reopen_s (load + consistency check)"] = time.perf_counter() - t
+    res.figures["rss_mb_store_open"] = _rss_mb()
+    res.figures["rss_mb_of_the_open_store"] = res.figures["rss_mb_store_open"] - res.figures["rss_mb_before_reopen"]
+    if not real_users:  # fewer real texts than one user's share: the first user is checked anyway
+        real_users.append(names[0])
+    res.figures["users"] = users
+    res.figures["memories_per_user"] = n // users
+    res.figures["users_with_real_memories"] = len(real_users)
+    res.figures["store_index"] = type(store.index).__name__ + (" (one for all users)" if store_index == "global"
+                                                               else "")
+    return store, real_users
+
+
 def _filled_store(emb: Any, path: Path, texts: list[str], res: IntegrityBenchResult) -> Any:
     """A real store holding ``texts`` for one user (embedding and fill times go into ``res.figures``)."""
     from memlab.store import MemoryStore
@@ -192,8 +306,11 @@ def _filled_store(emb: Any, path: Path, texts: list[str], res: IntegrityBenchRes
     return store
 
 
-def _time_checks(emb: Any, store: Any, checker: Any, new_texts: list[str], res: IntegrityBenchResult) -> bool:
-    """Embed, add and check each new fact, timing every stage; fill ``res``. True when the judge stage ran."""
+def _time_checks(emb: Any, store: Any, checker: Any, new_texts: list[str], res: IntegrityBenchResult,
+                 users: list[str] | None = None) -> bool:
+    """Embed, add and check each new fact (round-robin over ``users``, default the one bench user), timing every
+    stage; fill ``res``. True when the judge stage ran."""
+    users = users or ["bench-user"]
     lat: dict[str, list[float]] = {k: [] for k in ("embed", "store_add", "faiss", "candidates", "entities",
                                                     "patterns", "judge", "check", "total")}
     n_cands: list[int] = []
@@ -203,9 +320,10 @@ def _time_checks(emb: Any, store: Any, checker: Any, new_texts: list[str], res: 
         t0 = time.perf_counter()
         v = emb.embed([txt])
         t1 = time.perf_counter()
-        item = store.add("bench-user", txt, embedding=v[0])
+        user = users[i % len(users)]
+        item = store.add(user, txt, embedding=v[0])
         t2 = time.perf_counter()
-        store.search_by_vector("bench-user", v[0], 10, exclude=[item.id])
+        store.search_by_vector(user, v[0], 10, exclude=[item.id])
         t3 = time.perf_counter()
         r = checker.check(item)
         t4 = time.perf_counter()
@@ -219,7 +337,7 @@ def _time_checks(emb: Any, store: Any, checker: Any, new_texts: list[str], res: 
                 lat[k].append(float(r.stage_ms[k]))
         n_cands.append(r.n_candidates)
         n_found += int(r.has_contradiction)
-        res.facts.append({"i": i, "text": txt, "check_ms": lat["check"][-1], "total_ms": lat["total"][-1],
+        res.facts.append({"i": i, "user": user, "text": txt, "check_ms": lat["check"][-1], "total_ms": lat["total"][-1],
                           "stage_ms": {k: float(v) for k, v in r.stage_ms.items()}, "n_candidates": r.n_candidates,
                           "has_contradiction": bool(r.has_contradiction)})
     elapsed = time.perf_counter() - t_all - sum(lat["faiss"]) / 1000  # the extra FAISS probe is not product work
@@ -266,6 +384,8 @@ def run_integrity_bench(
     large_indexes: list[str] | None = None,
     seed: int = 0,
     out: str | Path | None = None,
+    users: int | None = None,
+    store_index: str = "partitioned",
 ) -> IntegrityBenchResult:
     """Run the benchmark (see the module docs for what each figure means).
 
@@ -280,13 +400,27 @@ def run_integrity_bench(
             takes long on 2 cores.
         seed: corpus / vector seed.
         out: directory for the ``bench-integrity`` eval run (:meth:`IntegrityBenchResult.write`).
+        users: spread all ``n`` memories over this many users in one real store (see the module docs);
+            ``None`` (default): one user holding ``min(n, store_limit)`` real memories.
+        store_index: ``"partitioned"`` (the store's default: one FAISS index per user) or ``"global"`` (one
+            FAISS index for all users, the layout before partitions), with ``users``.
 
     Returns:
         An :class:`IntegrityBenchResult`.
     """
+    from memlab._validation import check_positive_int
     from memlab.embedding import resolve_embedder
+    from memlab.errors import InvalidInputError
     from memlab.integrity import SemanticIntegrityChecker
 
+    if users is not None:
+        users = check_positive_int(users, name="users", owner="run_integrity_bench")
+        if users > n:
+            raise InvalidInputError(f"run_integrity_bench got users={users} for only n={n} memories.")
+    if store_index not in ("partitioned", "global"):
+        raise InvalidInputError(
+            f"The 'store_index' parameter of run_integrity_bench must be 'partitioned' or 'global'. "
+            f"Got {store_index!r} instead.")
     emb = resolve_embedder(embedder)
     store_n = min(n, store_limit)
     notes: list[str] = []
@@ -298,17 +432,29 @@ def run_integrity_bench(
     new_texts = [f"{t} ({i})" for i, t in enumerate(fact_corpus(n_queries, seed=seed + 1))]
     tmp = tempfile.TemporaryDirectory()
     try:
-        store = _filled_store(emb, Path(tmp.name) / "bench.db", texts, res)
+        if users is None:
+            store = _filled_store(emb, Path(tmp.name) / "bench.db", texts, res)
+            checked = ["bench-user"]
+        else:
+            store, checked = _multi_user_store(emb, Path(tmp.name) / "bench.db", texts, res, users, store_index,
+                                               seed)
+            notes.append(f"{n:,} memories over {users:,} users in one real store ({store_index} index): "
+                         f"{res.figures['users_with_real_memories']} users hold the embedded corpus and get the "
+                         f"checked facts; the other users' memories are filler with RANDOM unit vectors.")
         checker = SemanticIntegrityChecker(store, judge_obj, levels=levels)
-        judged = _time_checks(emb, store, checker, new_texts, res)
-        real = np.asarray(store.vectors([m.id for m in store.list("bench-user", limit=store_n)]), dtype=np.float32)
+        judged = _time_checks(emb, store, checker, new_texts, res, checked)
+        if users is not None:
+            res.figures["rss_mb_after_checks"] = _rss_mb()
+            res.figures["peak_rss_mb"] = max(_peak_rss_mb(), res.figures["rss_mb_after_checks"])
+        real = np.asarray(store.vectors([m.id for u in checked for m in store.list(u, limit=store_n)][:store_n]),
+                          dtype=np.float32)
         store.close()
         if not judged:
             notes.append("judge stage not measured (no judge).")
         q_real = emb.embed(new_texts)
         facs = indexes or ["Flat", "HNSW32", "IVF1024,Flat"]
         res.indexes += _compare_indexes(real, q_real, facs, f"real {res.embedder} corpus", seed)
-        if n > store_limit:
+        if n > store_limit and users is None:
             _random_indexes(emb, res, large_indexes or facs, seed, notes)
     finally:
         tmp.cleanup()
