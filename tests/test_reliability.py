@@ -116,7 +116,7 @@ def test_an_old_database_with_two_active_versions_is_repaired_on_open(tmp_path: 
         roma, milano = _city(store, "Abito a Roma."), _city(store, "Abito a Milano.")
     con = sqlite3.connect(db)  # what the earlier schema allowed: both active
     con.executescript(
-        "DROP INDEX idx_memories_active_slot; DROP TABLE memory_outbox; "
+        "DROP INDEX idx_memories_active_slot; DROP TABLE memory_outbox; DROP TABLE memories_fts; "
         f"UPDATE memories SET is_active = 1 WHERE id = {roma.id}; "
         "UPDATE memlab_schema SET version = 1 WHERE component = 'memories';"
     )
