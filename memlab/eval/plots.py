@@ -21,7 +21,10 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "confusion_matrix",
     "pr_curve",
+    "recall_at_k",
+    "recall_by_category",
     "reliability_diagram",
+    "switch_decisions",
 ]
 
 
@@ -163,5 +166,112 @@ def confusion_matrix(source: EvalRun | Sequence[Example], *, normalize: bool = F
         xaxis_title="predicted",
         yaxis_title="gold",
         yaxis_autorange="reversed",
+    )
+    return fig
+
+
+_CATS = ("multi-hop", "temporal", "open-domain", "single-hop", "all")
+
+
+def _recall_metrics(source: EvalRun | dict[str, Any]) -> tuple[dict[str, Any], str]:
+    m = source.metrics if isinstance(source, EvalRun) else source
+    if "evidence_recall@10" not in m:
+        raise InvalidInputError("Not a memory-recall run: its metrics have no 'evidence_recall@10'.")
+    title = ""
+    if isinstance(source, EvalRun):
+        title = f"{source.spec.dataset}/{source.spec.split} · {source.spec.n} questions"
+    return m, title
+
+
+def recall_by_category(source: EvalRun | dict[str, Any], *, memories: Sequence[str] | None = None) -> go.Figure:
+    """Grouped bars: evidence recall@10 per LoCoMo category for each memory, hybrid (solid) and dense (hatched).
+
+    ``source`` is a ``memory-recall`` run (or its metrics dict).
+
+    Example:
+        >>> m = {"evidence_recall@10": {"raw": {"temporal": 0.5, "all": 0.4}},
+        ...      "dense": {"evidence_recall@10": {"raw": {"temporal": 0.3, "all": 0.2}}}}
+        >>> [t.name for t in recall_by_category(m).data]
+        ['raw · hybrid', 'raw · dense']
+    """
+    go = _go()
+    m, title = _recall_metrics(source)
+    names = [n for n in (memories or list(m["evidence_recall@10"])) if n in m["evidence_recall@10"]]
+    dense = m.get("dense", {}).get("evidence_recall@10", {})
+    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
+    fig = go.Figure()
+    for i, name in enumerate(names):
+        color = palette[i % len(palette)]
+        for mode, table, pattern in (("hybrid", m["evidence_recall@10"], ""), ("dense", dense, "/")):
+            if name not in table:
+                continue
+            cats = [c for c in _CATS if c in table[name]]
+            fig.add_bar(
+                x=cats,
+                y=[table[name][c] for c in cats],
+                name=f"{name} · {mode}",
+                marker_color=color,
+                marker_pattern_shape=pattern,
+                hovertemplate=f"{name} ({mode}) %{{x}}: %{{y:.3f}}<extra></extra>",
+            )
+    fig.update_layout(
+        barmode="group",
+        title=f"Evidence recall@10 by question category {title}".strip(),
+        yaxis_title="evidence recall@10",
+        yaxis_range=[0, 1.05],
+    )
+    return fig
+
+
+def recall_at_k(source: EvalRun | dict[str, Any], *, category: str = "all") -> go.Figure:
+    """Evidence recall@1/5/10 for each memory: hybrid (solid) and dense (dashed) lines.
+
+    Example:
+        >>> m = {"evidence_recall@10": {"raw": {}}, "recall_at": {"hybrid": {"raw": {"1": {"all": 0.2},
+        ...      "5": {"all": 0.5}, "10": {"all": 0.6}}}}}
+        >>> recall_at_k(m).data[0].y
+        (0.2, 0.5, 0.6)
+    """
+    go = _go()
+    m, title = _recall_metrics(source)
+    fig = go.Figure()
+    for mode, dash in (("hybrid", "solid"), ("dense", "dash")):
+        for name, at in m.get("recall_at", {}).get(mode, {}).items():
+            ks = sorted(at, key=int)
+            fig.add_scatter(
+                x=[int(k) for k in ks],
+                y=[at[k][category] for k in ks],
+                mode="lines+markers",
+                name=f"{name} · {mode}",
+                line_dash=dash,
+            )
+    fig.update_layout(
+        title=f"Evidence recall@k ({category}) {title}".strip(),
+        xaxis_title="k (memory units retrieved)",
+        yaxis_title="evidence recall",
+        yaxis_range=[0, 1.05],
+    )
+    return fig
+
+
+def switch_decisions(source: EvalRun | dict[str, Any]) -> go.Figure:
+    """The chat-switch confusion: how many event queries ended in a right switch, a wrong switch, ``ask`` or
+    ``none``.
+
+    Example:
+        >>> m = {"evidence_recall@10": {}, "chat_switch": {"decisions": {"switch_right": 5, "none": 1}}}
+        >>> switch_decisions(m).data[0].y
+        (5, 0, 0, 1)
+    """
+    go = _go()
+    m, title = _recall_metrics(source)
+    decisions = m.get("chat_switch", {}).get("decisions", {})
+    order = ["switch_right", "switch_wrong", "ask", "none"]
+    colors = ["#2ca02c", "#d62728", "#ff7f0e", "#7f7f7f"]
+    fig = go.Figure(go.Bar(x=order, y=[decisions.get(o, 0) for o in order], marker_color=colors))
+    fig.update_layout(
+        title=f"Chat switch decisions {title}".strip(),
+        xaxis_title="decision",
+        yaxis_title="event queries",
     )
     return fig
