@@ -206,7 +206,9 @@ async def list_memory(
 
 @router.post("/api/memory/search", response_model=list[MemoryHit], tags=["memory"])
 async def search_memory(body: MemorySearch, user: User, svc: Svc) -> list[MemoryHit]:
-    hits = await svc.call(svc.lab.store.search, user, body.query, body.k, include_inactive=body.include_inactive)
+    hits = await svc.call(
+        svc.lab.store.search, user, body.query, body.k, include_inactive=body.include_inactive, mode=body.mode
+    )
     return [MemoryHit(memory=MemoryOut.of(m), score=round(float(s), 6)) for m, s in hits]
 
 @router.get("/api/memory/{item_id}", response_model=MemoryOut, tags=["memory"])

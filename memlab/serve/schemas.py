@@ -168,6 +168,9 @@ class MemorySearch(BaseModel):
     query: str = Field(min_length=1)
     k: int = Field(10, ge=1, le=100)
     include_inactive: bool = False
+    mode: Literal["hybrid", "dense"] = Field(
+        "hybrid", description="hybrid: dense + full-text, reciprocal rank fusion; dense: cosine only"
+    )
 
 
 class MemoryHit(BaseModel):

@@ -120,6 +120,9 @@ def test_version_history_seed_004(server, client_for: Client) -> None:
     assert len(c.get("/api/memory", params={"all": "true"}).json()) == 3
     hits = c.post("/api/memory/search", json={"query": "Chiamami Wang Wu", "k": 3}).json()
     assert hits[0]["memory"]["id"] == ids[2]
+    dense = c.post("/api/memory/search", json={"query": "Chiamami Wang Wu", "k": 3, "mode": "dense"}).json()
+    assert dense[0]["memory"]["id"] == ids[2]
+    assert c.post("/api/memory/search", json={"query": "x", "mode": "bm25"}).status_code == 422
 
 
 def test_other_users_ids_are_404_everywhere(server, client_for: Client, lab: Memlab) -> None:
