@@ -117,6 +117,15 @@ def _numbers(text: str) -> list[str]:
     return sorted(n.replace(",", ".") for n in _NUM.findall(text))
 
 
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-ZÀ-Ý][\w'’-]+")
+
+
+def _details(text: str) -> tuple[list[str], list[str]]:
+    """What two near-identical sentences must share to be one fact: their numbers (dates included) and their
+    capitalised words after the first ("Ho visto Marco" and "Ho visto Luca" are two facts, however close)."""
+    return _numbers(text), sorted({m.casefold() for m in _NAME.findall(text.strip())})
+
+
 def _same_value(key: str | None, a: str | None, b: str | None) -> bool:
     """Slot values equal, case-insensitively; a date without a year equals a full date on the same day-month."""
     x, y = (a or "").strip().casefold(), (b or "").strip().casefold()
@@ -465,7 +474,7 @@ class ConversationMemoryService:
             if hit is not None:
                 known.append((f, hit))
                 continue
-            if any(float(v @ w) >= self.dedupe_threshold and _numbers(f.content) == _numbers(g.content)
+            if any(float(v @ w) >= self.dedupe_threshold and _details(f.content) == _details(g.content)
                    for g, w in new if g.key is None):
                 continue
             new.append((f, v))
@@ -481,7 +490,7 @@ class ConversationMemoryService:
     def _similar_memory(self, f: Fact, v: np.ndarray) -> int | None:
         hits = self.store.search_by_vector(self.user_id, v, k=3, min_score=self.dedupe_threshold)
         for item, _score in hits:
-            if _numbers(item.text) == _numbers(f.content):
+            if _details(item.text) == _details(f.content):
                 return item.id
         return None
 

@@ -222,3 +222,16 @@ def test_a_relative_date_is_stored_with_its_absolute_date(store: MemoryStore) ->
     texts = [m.text for m in r.memories]
     assert texts and all("(7 maggio 2023)" in t for t in texts if "ieri" in t.lower()), texts
     assert any("7 maggio 2023" in t for t in texts), texts
+
+
+def test_semantic_dedupe_never_merges_facts_about_different_people_or_days() -> None:
+    """Near-identical sentences (the same vector here) that name another person or another date are distinct facts."""
+    same = ["Ieri ho visto Marco al parco.", "Ieri ho visto Luca al parco.", "Ho visto Marco al parco il 3 maggio.",
+            "Ho visto Marco al parco il 4 maggio."]
+    s2 = MemoryStore(":memory:", embedder=FakeEmbedder(dim=32, aliases=[same]))
+    svc = _svc(s2)
+    said = datetime(2023, 5, 8, 10, 0, tzinfo=UTC)
+    stored = [len(svc.update_after_user_message("c1", t, ref_time=said).memories) for t in same]
+    assert stored == [1, 1, 1, 1]
+    again = svc.update_after_user_message("c1", "Ieri ho visto Luca al parco.", ref_time=said)
+    assert again.memories == () and len(again.known) == 1  # the same person on the same day is known
