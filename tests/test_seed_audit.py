@@ -59,6 +59,7 @@ Items of the issue's "Deliver" list (beyond the ones above):
 - "Chat switch inside `turn` (library, CLI, dashboard): switch when sure, ask with the candidates when ambiguous"
   -> ``test_audit_chat_switch_asks_with_the_candidates_when_ambiguous``,
      ``test_audit_chat_switch_in_english_and_chinese``,
+     ``test_audit_chat_switch_seed_phrase_switches_even_with_another_trip_to_japan`` (xfail: "ask"),
      ``test_audit_chat_switch_answering_the_question_switches`` (xfail: the answer is an ordinary message),
      ``test_audit_chat_switch_in_the_cli``, ``test_audit_chat_switch_in_the_dashboard``
 - "The seeds' exact wording (Italian, with English and Chinese equivalents) for the blocks and offers"
@@ -314,6 +315,7 @@ def test_audit_birthday_vs_anniversary_gets_a_low_clarification(
     with _lab(tmp_path, judge_p=0.99) as lab:
         lab.turn(user, first)
         lab.turn(user, second)
+        assert len(lab.store.list(user, include_inactive=True)) == 2, "both statements are stored"
         (n,) = lab.notifications.pending(user)
         assert n.urgency is Urgency.LOW and n.type.value == "contradiction"  # asked, not silent, not an alarm
         assert n.payload["details"]["kind"] == "clarification" and value in n.payload["explanation"]
@@ -332,53 +334,69 @@ TOKYO = ("Sto organizzando un viaggio a Tokyo per maggio: voli, hotel e JR pass.
          "Per Tokyo a maggio conviene prenotare presto l'hotel a Shinjuku.")
 OSAKA = ("Ad ottobre vado a Osaka e Kyoto in Giappone: templi e street food.",
          "A Osaka prova il takoyaki a Dotonbori.")
+CARBONARA = ("Come si fa la carbonara?", "Guanciale, uova, pecorino e pepe.")
+MARATONA = ("Mi alleno per la maratona di Roma di marzo.", "Quanti km corri a settimana?")
 MUTUO = ("Devo scegliere tra mutuo a tasso fisso e variabile per la casa.",
          "Con i tassi attuali il fisso costa di più ma protegge dai rialzi.")
 SEED_SWITCH = "Passiamo alla chat in cui parlavamo del viaggio a Tokyo"
 
 
-def _three_chats(lab, user: str = "u1") -> tuple[str, str, str]:
-    """Tokyo, Osaka and (the most recent, so the current one) the mortgage chat."""
-    tokyo = lab.chats.create(user, "Viaggio a Tokyo", _turns(TOKYO)).id
-    osaka = lab.chats.create(user, "Viaggio a Osaka", _turns(OSAKA)).id
-    mutuo = lab.chats.create(user, "Mutuo", _turns(MUTUO)).id
-    return tokyo, osaka, mutuo
+def _chats(lab, *, osaka: bool = False, user: str = "u1") -> dict[str, str]:
+    """A user's chats, title -> id: Tokyo, (a second trip to Japan,) carbonara, marathon and, the most recent so
+    the current one, the mortgage."""
+    chats = [("Viaggio a Tokyo", TOKYO)] + ([("Viaggio a Osaka", OSAKA)] if osaka else [])
+    chats += [("Carbonara", CARBONARA), ("Maratona", MARATONA), ("Mutuo", MUTUO)]
+    return {title: lab.chats.create(user, title, _turns(pair)).id for title, pair in chats}
 
 
 @pytest.mark.model
 def test_audit_chat_switch_happens_inside_turn_passiamo_alla_chat_tokyo(tmp_path: Path) -> None:
     with open_memlab(tmp_path / "s.db", judge=ScriptedJudge()) as lab:  # the product embedder (e5)
-        tokyo, _, mutuo = _three_chats(lab)
-        assert lab.chats.list("u1")[0].id == mutuo
+        ids = _chats(lab)
+        assert lab.chats.list("u1")[0].id == ids["Mutuo"]
         r = lab.turn("u1", SEED_SWITCH)
-        assert r.kind == "chat_switch" and r.switch["decision"] == "switch" and r.chat_id == tokyo
+        assert r.kind == "chat_switch" and r.switch["decision"] == "switch" and r.chat_id == ids["Viaggio a Tokyo"]
         assert r.switch["topic"] == "viaggio a Tokyo" and r.response == "Ok, torniamo alla chat «Viaggio a Tokyo»."
         assert r.memory_ids == [] and lab.store.count("u1", include_inactive=True) == 0  # not a fact
-        assert lab.chats.list("u1")[0].id == tokyo  # the Tokyo chat is now the current one
+        assert lab.chats.list("u1")[0].id == ids["Viaggio a Tokyo"]  # the Tokyo chat is now the current one
         nxt = lab.turn("u1", "Quale quartiere mi consigli per l'hotel?")  # no chat id: the current chat
-        assert nxt.chat_id == tokyo
-        said = [t["parts"][0]["text"] for t in lab.chats.get(tokyo, user_id="u1").full_history]
-        assert said[:2] == list(TOKYO) and said[2:4] == [SEED_SWITCH, r.response]
-        assert said[4] == "Quale quartiere mi consigli per l'hotel?"
-        assert SEED_SWITCH not in [t["parts"][0]["text"] for t in lab.chats.get(mutuo, user_id="u1").full_history]
+        assert nxt.chat_id == ids["Viaggio a Tokyo"]
+        said = [t["parts"][0]["text"] for t in lab.chats.get(ids["Viaggio a Tokyo"], user_id="u1").full_history]
+        assert said == [*TOKYO, SEED_SWITCH, r.response, "Quale quartiere mi consigli per l'hotel?", nxt.response]
+        assert len(lab.chats.get(ids["Mutuo"], user_id="u1").full_history) == 2
+        back = lab.turn("u1", "Torniamo alla chat sulla ricetta della carbonara")
+        assert back.switch["decision"] == "switch" and back.chat_id == ids["Carbonara"]
+        none = lab.turn("u1", "Torniamo alla chat sul corso di chitarra")  # no such chat: say so, stay
+        assert none.kind == "chat_switch" and none.switch["decision"] == "none" and none.chat_id == ids["Carbonara"]
+        assert none.switch["topic"] == "corso di chitarra" and "corso di chitarra" in none.response
+        assert lab.store.count("u1", include_inactive=True) == 0
 
 
 @pytest.mark.model
 def test_audit_chat_switch_asks_with_the_candidates_when_ambiguous(tmp_path: Path) -> None:
     with open_memlab(tmp_path / "s.db", judge=ScriptedJudge()) as lab:
-        tokyo, osaka, mutuo = _three_chats(lab)
+        ids = _chats(lab, osaka=True)
         r = lab.turn("u1", "Passiamo alla chat del viaggio in Giappone")
         assert r.kind == "chat_switch" and r.switch["decision"] == "ask"
-        assert r.chat_id == mutuo  # the user stays where they are until they choose
-        assert {c["chat_id"] for c in r.switch["candidates"]} == {tokyo, osaka}
-        lines = r.response.splitlines()
-        assert lines[0] == "Ho trovato più chat su «viaggio in Giappone»: quale intendi?"
-        assert sorted(lines[1:]) == ["1) «Viaggio a Osaka»", "2) «Viaggio a Tokyo»"] or \
-            sorted(lines[1:]) == ["1) «Viaggio a Tokyo»", "2) «Viaggio a Osaka»"]
+        assert r.chat_id == ids["Mutuo"]  # the user stays where they are until they choose
+        titles = [c["title"] for c in r.switch["candidates"]]
+        assert sorted(titles) == ["Viaggio a Osaka", "Viaggio a Tokyo"]
+        assert r.response.splitlines() == ["Ho trovato più chat su «viaggio in Giappone»: quale intendi?",
+                                           *[f"{i}) «{t}»" for i, t in enumerate(titles, 1)]]
         assert lab.store.count("u1", include_inactive=True) == 0
-        none = lab.turn("u1", "Torniamo alla chat sulla ricetta della carbonara")
-        assert none.kind == "chat_switch" and none.switch["topic"] == "ricetta della carbonara"
-        assert none.chat_id == mutuo and lab.store.count("u1", include_inactive=True) == 0
+
+
+@pytest.mark.model
+@pytest.mark.xfail(strict=True, reason=(
+    "the seed's own phrase names Tokyo, but as soon as the user also has a chat about another trip to Japan (Osaka, "
+    "Kyoto) and at least one more chat, it gets 'ask' (e5: Tokyo 0.442 vs Osaka 0.359, under the switch margin); "
+    "with exactly three chats it switches only because the median reference then equals the Osaka chat's own "
+    "similarity"))
+def test_audit_chat_switch_seed_phrase_switches_even_with_another_trip_to_japan(tmp_path: Path) -> None:
+    with open_memlab(tmp_path / "s.db", judge=ScriptedJudge()) as lab:
+        ids = _chats(lab, osaka=True)
+        r = lab.turn("u1", SEED_SWITCH)
+        assert r.kind == "chat_switch" and r.switch["decision"] == "switch" and r.chat_id == ids["Viaggio a Tokyo"]
 
 
 @pytest.mark.model
@@ -388,7 +406,7 @@ def test_audit_chat_switch_asks_with_the_candidates_when_ambiguous(tmp_path: Pat
     "naming the chat moves them"))
 def test_audit_chat_switch_answering_the_question_switches(tmp_path: Path) -> None:
     with open_memlab(tmp_path / "s.db", judge=ScriptedJudge()) as lab:
-        _three_chats(lab)
+        _chats(lab, osaka=True)
         asked = lab.turn("u1", "Passiamo alla chat del viaggio in Giappone")
         assert asked.switch["decision"] == "ask"
         second = asked.switch["candidates"][1]["chat_id"]
@@ -418,24 +436,26 @@ def test_audit_chat_switch_in_english_and_chinese(tmp_path: Path) -> None:
 def test_audit_chat_switch_in_the_cli(tmp_path: Path) -> None:
     db = tmp_path / "cli.db"
     with open_memlab(db, judge=ScriptedJudge(), checks=False) as lab:
-        tokyo, _, mutuo = _three_chats(lab)
+        ids = _chats(lab)
+    tokyo = ids["Viaggio a Tokyo"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMLAB_")}
     env["HF_HUB_OFFLINE"] = "1"
 
-    def chat(message: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "memlab.cli.main", "chat", "--db", str(db), "--user", "u1",
-                               "--judge", "lexical", "--json", "--message", message],
-                              env=env, capture_output=True, text=True, timeout=300, check=True)
+    def chat(message: str) -> dict:
+        out = subprocess.run([sys.executable, "-m", "memlab.cli.main", "chat", "--db", str(db), "--user", "u1",
+                              "--judge", "lexical", "--json", "--message", message],
+                             env=env, capture_output=True, text=True, timeout=300, check=True)
+        return json.loads(out.stdout)
 
-    switched = json.loads(chat(SEED_SWITCH).stdout)
+    switched = chat(SEED_SWITCH)
     assert switched["kind"] == "chat_switch" and switched["switch"]["decision"] == "switch"
     assert switched["chat_id"] == tokyo and switched["response"] == "Ok, torniamo alla chat «Viaggio a Tokyo»."
-    nxt = json.loads(chat("E per l'hotel?").stdout)  # no --chat: the user's current chat, now Tokyo
+    nxt = chat("E per l'hotel?")  # no --chat: the user's current chat, now Tokyo
     assert nxt["chat_id"] == tokyo
     with open_memlab(db, checks=False) as lab:
         said = [t["parts"][0]["text"] for t in lab.chats.get(tokyo, user_id="u1").full_history]
-        assert said[2:] == [SEED_SWITCH, switched["response"], "E per l'hotel?", nxt["response"]]
-        assert len(lab.chats.get(mutuo, user_id="u1").full_history) == 2
+        assert said == [*TOKYO, SEED_SWITCH, switched["response"], "E per l'hotel?", nxt["response"]]
+        assert len(lab.chats.get(ids["Mutuo"], user_id="u1").full_history) == 2
         assert lab.store.count("u1", include_inactive=True) == 0
 
 
@@ -754,7 +774,7 @@ def dash_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for msg in ["Chiamami Zhang San.", "Sono nato il 12 luglio 1990.", "Anzi, chiamami Li Si.",
                     "Il mio compleanno è il 15 agosto.", "Abito a Roma."]:
             lab.turn("u1", msg)
-        _three_chats(lab)
+        _chats(lab)
         assert lab.notifications.pending("u1", Urgency.HIGH)
     return path
 
@@ -804,8 +824,10 @@ def test_audit_dashboard_bell_is_clickable(dash, dash_db: Path) -> None:
     with open_memlab(dash_db, checks=False) as lab:
         pending = lab.notifications.count("u1")
     bells = [p for p in dash.page_link if "notifications" in p.proto.page]
-    assert len(bells) == 1 and "🔔" in bells[0].proto.label and str(pending) in bells[0].proto.label
-    dash.switch_page(bells[0].proto.page)  # where the link leads
+    assert len(bells) == 1 and bells[0].proto.icon == "🔔" and str(pending) in bells[0].proto.label
+    assert bells[0].proto.help == f"{pending} notifiche in sospeso: apri le notifiche"
+    assert bells[0].proto.page == "notifications"
+    dash.switch_page("views/notifications.py")  # where the link leads
     dash.run()
     assert not dash.exception and f"({pending} in sospeso)" in dash.header[0].value
     assert [b for b in dash.button if b.key and b.key.startswith("ntf_A_")]  # the answers are there
@@ -922,6 +944,7 @@ def test_audit_one_version_timeline_is_not_a_lone_dot(dash, dash_db: Path) -> No
     assert not dash.get("plotly_chart")  # no one-point chart
     assert "Una sola versione, creata il" in " ".join(i.value for i in dash.info)
     v1, _ = _ids(dash_db, "preferred_name")
+    dash.query_params.clear()  # (the page wrote the memory shown into its link)
     dash.session_state["history_memory"] = v1
     dash.run()
     (chart,) = dash.get("plotly_chart")
