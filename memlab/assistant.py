@@ -23,6 +23,8 @@ For a user message:
 from __future__ import annotations
 
 import logging
+import re
+from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -100,6 +102,39 @@ class Ingestor(Protocol):
     def state(self, user_id: str, conversation_id: str) -> IngestResult:
         """The current fatigue and prompt block of a conversation, without ingesting anything."""
         ...
+
+
+_ORDINALS = (
+    ("1", "uno", "prima", "primo", "first", "one", "第一", "第一个", "一"),
+    ("2", "due", "seconda", "secondo", "second", "two", "第二", "第二个", "二"),
+    ("3", "tre", "terza", "terzo", "third", "three", "第三", "第三个", "三"),
+)
+_CHOICE_NOISE = re.compile(r"^(?:la|il|quella|quello|the|that|one|chat|选|要)\s*|\s*(?:chat|one|please|grazie|thanks|吧|个)?[\s.!?。！？)]*$",
+                           re.IGNORECASE)
+
+
+def choose_candidate(message: str, titles: Sequence[str]) -> int | None:
+    """Which of ``titles`` (numbered from 1 in the question) ``message`` picks: a number, an ordinal (it/en/zh)
+    or a title; ``None`` when it picks none of them.
+
+    Example:
+        >>> choose_candidate("2", ["Tokyo", "Osaka"]), choose_candidate("la seconda", ["Tokyo", "Osaka"])
+        (1, 1)
+        >>> choose_candidate("Tokyo", ["Viaggio a Tokyo", "Osaka"]), choose_candidate("Che ore sono?", ["Tokyo"])
+        (0, None)
+    """
+    text = message.strip().casefold()
+    core = text
+    for _ in range(2):
+        core = _CHOICE_NOISE.sub("", core).strip()
+    for i, words in enumerate(_ORDINALS[: len(titles)]):
+        if core in words:
+            return i
+    if len(text) <= 80:
+        hits = [i for i, t in enumerate(titles) if t and (t.casefold() == text or (len(core) >= 4 and core in t.casefold()))]
+        if len(hits) == 1:
+            return hits[0]
+    return None
 
 
 class SentenceIngestor:
@@ -312,6 +347,9 @@ class Assistant:
         self.context_k = context_k
         self.history_k = history_k
         self.max_high_per_turn = max_high_per_turn
+        # the candidates of the last chat-switch question per user ("quale intendi? 1) ... 2) ..."): the next
+        # message may answer it; any other message lets it expire (kept in this process only)
+        self._switch_asked: dict[str, list[str]] = {}
 
     # ------------------------------------------------------------------ helpers
     def _chat_id(self, user_id: str, chat_id: str | None) -> str | None:
@@ -398,7 +436,11 @@ class Assistant:
         chat_id = self._chat_id(user_id, chat_id)
         conv = self._conversation_id(user_id, chat_id)
 
-        special = self._answer(user_id, message, chat_id) or self._switch(user_id, message, chat_id)
+        special = (
+            self._switch_choice(user_id, message, chat_id)
+            or self._answer(user_id, message, chat_id)
+            or self._switch(user_id, message, chat_id)
+        )
         if special is not None:
             return special
         # an offer not answered by this message has expired: it stays in the bell, it is not offered again
@@ -489,6 +531,7 @@ class Assistant:
             text = t["switched"].format(title=self.chats.get(target, user_id=user_id).title or topic)
         elif sw.decision == "ask":
             target = chat_id
+            self._switch_asked[user_id] = [c["chat_id"] for c in cands]
             options = "\n".join(f"{i}) «{c['title'] or c['chat_id']}»" for i, c in enumerate(cands, 1))
             text = t["switch_ask"].format(topic=topic) + "\n" + options
         else:
@@ -498,6 +541,31 @@ class Assistant:
         return AssistantResponse(
             response=text, notifications_count=self.notifications.count(user_id), chat_id=target,
             kind="chat_switch", switch={"decision": sw.decision, "topic": topic, "candidates": cands},
+        )
+
+    def _switch_choice(self, user_id: str, message: str, chat_id: str | None) -> AssistantResponse | None:
+        """The answer to the last chat-switch question ("2", "la seconda", "the first", "第二个", or a chat's title):
+        switch to that candidate. Asked once: any other message lets the question expire (None)."""
+        asked = self._switch_asked.pop(user_id, None)
+        if not asked or self.chats is None:
+            return None
+        chats = []
+        for cid in asked:
+            try:
+                chats.append(self.chats.get(cid, user_id=user_id))
+            except MemlabError:  # deleted since the question
+                continue
+        pick = choose_candidate(message, [c.title or "" for c in chats])
+        if pick is None:
+            return None
+        target = chats[pick]
+        text = messages(self.lang)["switched"].format(title=target.title or target.id)
+        self._append(user_id, target.id, message, text)
+        return AssistantResponse(
+            response=text, notifications_count=self.notifications.count(user_id), chat_id=target.id,
+            kind="chat_switch",
+            switch={"decision": "switch", "topic": message.strip(), "candidates": [
+                {"chat_id": c.id, "title": c.title, "score": None} for c in chats]},
         )
 
     def _answer(self, user_id: str, message: str, chat_id: str | None) -> AssistantResponse | None:

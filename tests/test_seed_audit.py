@@ -407,18 +407,23 @@ def test_audit_chat_switch_seed_phrase_switches_even_with_another_trip_to_japan(
 
 
 @pytest.mark.model
-@pytest.mark.xfail(strict=True, reason=(
-    "after the 'ask' ('Ho trovato più chat su «viaggio in Giappone»: quale intendi? 1) … 2) …') the user's answer "
-    "'2' is an ordinary chat message: kind 'chat', the user stays in the current chat; only a new switch request "
-    "naming the chat moves them"))
 def test_audit_chat_switch_answering_the_question_switches(tmp_path: Path) -> None:
+    """After "quale intendi? 1) … 2) …" the answer ("2", "la prima", a title) moves the user; any other message
+    lets the question expire and is an ordinary message."""
     with open_memlab(tmp_path / "s.db", judge=ScriptedJudge()) as lab:
         _chats(lab, osaka=True)
         asked = lab.turn("u1", "Passiamo alla chat del viaggio in Giappone")
         assert asked.switch["decision"] == "ask"
-        second = asked.switch["candidates"][1]["chat_id"]
+        first, second = (c["chat_id"] for c in asked.switch["candidates"][:2])
         r = lab.turn("u1", "2")
-        assert r.kind == "chat_switch" and r.chat_id == second
+        assert r.kind == "chat_switch" and r.chat_id == second and r.switch["decision"] == "switch"
+        assert lab.chats.list("u1")[0].id == second  # the answer went to that chat, now the most recent
+        assert lab.turn("u1", "Passiamo alla chat del viaggio in Giappone").switch["decision"] == "ask"
+        assert lab.turn("u1", "la prima").chat_id == first
+        assert lab.turn("u1", "Passiamo alla chat del viaggio in Giappone").switch["decision"] == "ask"
+        other = lab.turn("u1", "Che ore sono?")
+        assert other.kind == "chat"
+        assert lab.turn("u1", "2").kind == "chat"  # the question expired with the message before
 
 
 @pytest.mark.model
