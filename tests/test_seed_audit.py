@@ -21,8 +21,7 @@ Items of the issue's "Why" list:
   never flagged, even with a judge scripted to say 0.99)"
   -> ``test_audit_wedding_dates_5_june_vs_12_september_are_flagged`` (it, en, zh)
 - "Birthday vs anniversary is silently consistent where the seed says to ask when unsure"
-  -> ``test_audit_birthday_vs_anniversary_gets_a_low_clarification`` (it, zh; en xfail: the English anniversary
-     sentence is not stored by the assistant)
+  -> ``test_audit_birthday_vs_anniversary_gets_a_low_clarification`` (it, en, zh)
 - "Chat switch never happens in conversation: "Passiamo alla chat in cui parlavamo del viaggio a Tokyo" stays in the
   current chat and is stored as a user fact; the seed's own phrase gets "ask" instead of "switch""
   -> ``test_audit_chat_switch_happens_inside_turn_passiamo_alla_chat_tokyo``,
@@ -63,7 +62,7 @@ Items of the issue's "Deliver" list (beyond the ones above):
 - "Chat switch inside `turn` (library, CLI, dashboard): switch when sure, ask with the candidates when ambiguous"
   -> ``test_audit_chat_switch_asks_with_the_candidates_when_ambiguous``,
      ``test_audit_chat_switch_in_english_and_chinese``,
-     ``test_audit_chat_switch_answering_the_question_switches`` (xfail: the answer is an ordinary message),
+     ``test_audit_chat_switch_answering_the_question_switches`` (the answer "2" / "la prima" / a title switches),
      ``test_audit_chat_switch_in_the_cli``, ``test_audit_chat_switch_in_the_dashboard``
 - "The seeds' exact wording (Italian, with English and Chinese equivalents) for the blocks and offers"
   -> ``test_audit_seed_wording_english_and_chinese_equivalents`` (and the Italian tests above)
@@ -305,12 +304,7 @@ def test_audit_event_dates_wedding_anniversary_exam_move_are_entity_slots(tmp_pa
     ("user", "first", "second", "value"),
     [
         ("it", "Il mio compleanno è il 12 luglio", "Il nostro anniversario di matrimonio è il 15 agosto", "15 agosto"),
-        pytest.param("en", "My birthday is 12 July.", "Our wedding anniversary is 15 August.", "15 August",
-                     marks=pytest.mark.xfail(strict=True, reason=(
-                         "through the assistant an English user's 'Our wedding anniversary is 15 August.' is not "
-                         "stored at all (the rule extractor keeps only 'The user was born on 12 July'), so nothing "
-                         "is checked and the pair stays silent; given to the checker directly (store.add) it gets "
-                         "the LOW clarification"))),
+        ("en", "My birthday is 12 July.", "Our wedding anniversary is 15 August.", "15 August"),
         ("zh", "我的生日是7月12日。", "我们的结婚纪念日是8月15日。", "8月15日"),
     ],
     ids=["it", "en", "zh"],

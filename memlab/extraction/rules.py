@@ -81,8 +81,11 @@ _SOCIAL = _rx(
     r"know what you mean|can'?t wait to (?:see|hear))\b|\b(?:sono contento per te|mi dispiace per|spero che|"
     r"sono d'accordo|ti capisco|immagino)\b"
 )
-# English needs a first-person *subject or possessive* (I, my): "we"/"me"/"us" alone do not make a fact of the user
-_FP_EN = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|Im|Ive|[Mm]y|[Mm]ine|[Mm]yself)\b")
+# English needs a first-person *subject or possessive* (I, my): "we"/"me"/"us" alone do not make a fact of the user;
+# "our" only before the couple's own events ("Our wedding anniversary is 15 August" is the user's date)
+_FP_EN = re.compile(
+    r"\b(?:I|I'm|I've|I'd|I'll|Im|Ive|[Mm]y|[Mm]ine|[Mm]yself|[Oo]ur(?=\s+(?:wedding|anniversary|marriage|engagement)\b))\b"
+)
 _GENERIC_EN = _rx(r"^(?:it'?s|it is|it was|that'?s|that is|this is|this was|here'?s|here is|let'?s|there'?s|there is|"
                   r"thanks|thank you|so glad|what a|you|your|knowing|moments like)\b")
 _FP_IT = _rx(
