@@ -158,6 +158,28 @@ class TempPostgres:
             )
         return out.stdout
 
+    def _reachable_binaries(self) -> None:
+        """Copy the server's installation into the temporary folder when the user it runs as cannot reach it (a
+        wheel inside a virtualenv in a private folder, e.g. a ``mktemp -d`` checkout): the server would not start."""
+        assert self.root is not None and self._run_as is not None
+        probe = ["runuser", "-u", self._run_as, "--", "test", "-x", str(self.bindir / "initdb")]
+        if subprocess.run(probe, capture_output=True).returncode == 0:
+            return
+        import shutil
+
+        # bin/, lib/, share/: PostgreSQL finds them relative to its binaries, and a wheel's binaries find their
+        # bundled libraries through an RPATH relative to them ($ORIGIN/../../../<package>.libs): keep both layouts
+        install = self.bindir.parent
+        package = install.parent
+        site = self.root / "site"
+        copy = site / package.name / install.name
+        shutil.copytree(install, copy, symlinks=True)
+        for libs in package.parent.glob(package.name + ".libs"):
+            shutil.copytree(libs, site / libs.name, symlinks=True)
+        for folder in (site, site / package.name, copy):
+            os.chmod(folder, 0o755)
+        self.bindir = copy / self.bindir.name
+
     def start(self) -> TempPostgres:
         """initdb + start + ``CREATE EXTENSION vector``.
 
@@ -171,6 +193,7 @@ class TempPostgres:
             if self._run_as:
                 entry = pwd.getpwnam(self._run_as)
                 os.chown(self.root, entry.pw_uid, entry.pw_gid)
+                self._reachable_binaries()
             self._run(
                 "initdb", "-D", str(self.datadir), "-U", "postgres", "--auth=trust", "-E", "UTF8",
                 "--locale=C.UTF-8", "--no-sync",
