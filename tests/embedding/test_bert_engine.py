@@ -60,6 +60,9 @@ def test_bfloat16_engine_stays_within_1e4_of_float32(reference):
     cos = np.sum(vecs * ref_vecs, axis=1)
     assert eng.dtype == "bfloat16"
     assert cos.min() > 0.9995, cos
+    # a text embedded alone (a query) and inside a padded batch (add_many) gives the same vector
+    single = _unit(np.stack([eng.encode([t])[0] for t in TEXTS]))
+    assert np.min(np.sum(vecs * single, axis=1)) > 0.9999
     # the ranking a search sees: same nearest neighbour for every text
     assert (np.argsort(-(vecs @ ref_vecs.T), axis=1)[:, 0] == np.arange(len(TEXTS))).all()
 
