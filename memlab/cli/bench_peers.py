@@ -47,6 +47,9 @@ def register(groups: dict[str, Any]) -> None:
     p.add_argument("--no-check", action="store_true", help="skip the memlab add + integrity check variant")
     p.add_argument("--embedding-cache", action="store_true",
                    help="keep memlab's embedding cache on (off by default so both systems embed every text)")
+    p.add_argument("--embedder-backend", choices=("fast", "sentence-transformers"), default="fast",
+                   help="how memlab runs MiniLM: 'fast' = its own engine (default), 'sentence-transformers' = the "
+                   "float32 path mem0 runs (shows what the engine buys)")
     p.add_argument("--threads", type=int, default=1,
                    help="torch/FAISS threads per worker (default 1: stable on a shared machine; 0 = library default)")
     p.add_argument("--workdir", default=None, help="keep the stores here (default: a temp dir, removed)")
@@ -67,7 +70,7 @@ def _run(args: argparse.Namespace) -> int:
             budget_s=args.budget_s, systems=("memlab",) if args.no_mem0 else ("memlab", "mem0"),
             integrity=not args.no_check, embedding_cache=args.embedding_cache,
             threads=args.threads or None, mem0_fill=args.mem0_fill, judge=args.judge,
-            fill_vectors=args.fill_vectors,
+            fill_vectors=args.fill_vectors, embedder_backend=args.embedder_backend,
         )
     except ValidationError as exc:
         raise InvalidInputError(f"Invalid 'memlab bench peers' parameters: {exc}") from exc

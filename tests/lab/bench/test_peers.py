@@ -385,3 +385,25 @@ def test_mem0_bulk_prefill_writes_what_add_writes(tmp_path: Path, monkeypatch: p
         assert system.stats()["n_items"] == 3
     finally:
         system.close()
+
+
+def test_config_rejects_an_unknown_embedder_backend() -> None:
+    assert PeersConfig().embedder_backend == "fast"
+    with pytest.raises(ValidationError):
+        PeersConfig(embedder_backend="onnx")
+
+
+@pytest.mark.model
+def test_memlab_worker_runs_minilm_on_the_chosen_backend_and_says_so(tmp_path: Path) -> None:
+    """The run's notes name the inference path memlab used (its engine or the sentence-transformers one)."""
+    for backend in ("fast", "sentence-transformers"):
+        def handles(rep: int, d: Path, backend: str = backend) -> dict[str, Any]:
+            system = peers._MemlabSystem(workdir=str(d / "m"), embedder="minilm", embedder_backend=backend)
+            assert system.info()["embedder"]["backend"] == backend
+            return {"memlab": peers._Local("memlab", system)}
+
+        cfg = PeersConfig(sizes=(12,), queries=2, probe_adds=2, systems=("memlab",), integrity=False,
+                          embedder_backend=backend)
+        res = run_peers(cfg, workdir=tmp_path / backend, _handles=handles)
+        assert any(n.startswith(f"memlab embeds with minilm on its {backend!r} backend") for n in res.notes)
+        assert [f.n_items for f in res.figures] == [12]
