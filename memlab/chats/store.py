@@ -112,7 +112,8 @@ SCHEMA: list[str] = [
         end_pos INTEGER NOT NULL,
         text TEXT NOT NULL,
         at TEXT NOT NULL,
-        embedding BLOB NOT NULL
+        embedding BLOB NOT NULL,
+        embedder TEXT NOT NULL DEFAULT ''
     );
     CREATE INDEX idx_passages_user ON chat_passages(user_id);
     CREATE INDEX idx_passages_chat ON chat_passages(chat_id);
@@ -657,10 +658,18 @@ class ChatStore:
         where, params = "user_id = ?", [user_id]
         if chat_id is not None:
             where, params = where + " AND chat_id = ?", [*params, chat_id]
-        rows = self.db.query(
-            f"SELECT id, chat_id, start_pos, end_pos, text, at, embedding FROM chat_passages WHERE {where} ORDER BY id",
-            params,
-        )
+        sql = f"SELECT id, chat_id, start_pos, end_pos, text, at, embedding, embedder FROM chat_passages WHERE {where} ORDER BY id"
+        rows = self.db.query(sql, params)
+        name = self._embedder_name()
+        other = [r for r in rows if r["embedder"] != name]
+        if other:  # written by another embedder: re-embedded once, like the chat summaries
+            vecs = np.asarray(self.embedder.embed([r["text"] for r in other], mode="passage"), dtype=np.float32)
+            with self.db.transaction():
+                self.db.executemany(
+                    "UPDATE chat_passages SET embedding = ?, embedder = ? WHERE id = ?",
+                    [(v.tobytes(), name, r["id"]) for r, v in zip(other, vecs, strict=True)],
+                )
+            rows = self.db.query(sql, params)
         if not rows:
             return []
         vecs = np.frombuffer(b"".join(r["embedding"] for r in rows), dtype=np.float32).reshape(len(rows), -1)
@@ -697,6 +706,9 @@ class ChatStore:
             )
             for i in order[:k]
         ]
+
+    def _embedder_name(self) -> str:
+        return str(getattr(self.embedder, "name", type(self.embedder).__name__))
 
     # ------------------------------------------------------------------ internals (inside a transaction)
     def _summary_vector(self, row: Any) -> NDArray[np.float32]:
@@ -810,9 +822,9 @@ class ChatStore:
         user = row["user_id"]
         for (a, b, text), vec in zip(passages, vecs, strict=True):
             cur = self.db.execute(
-                "INSERT INTO chat_passages(chat_id, user_id, start_pos, end_pos, text, at, embedding) "
-                "VALUES (?,?,?,?,?,?,?)",
-                (chat_id, user, a, b, text, times[b].isoformat(), vec.tobytes()),
+                "INSERT INTO chat_passages(chat_id, user_id, start_pos, end_pos, text, at, embedding, embedder) "
+                "VALUES (?,?,?,?,?,?,?,?)",
+                (chat_id, user, a, b, text, times[b].isoformat(), vec.tobytes(), self._embedder_name()),
             )
             self.db.execute(
                 "INSERT INTO chat_passages_fts(rowid, owner, text) VALUES (?, ?, ?)",

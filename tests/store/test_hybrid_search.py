@@ -169,3 +169,16 @@ def test_a_chat_compacted_before_the_archive_existed_is_archived_when_searched(c
     assert hits and all(h.chat_id == c.id for h in hits)
     n = chats.db.query_one("SELECT COUNT(*) AS n FROM chat_passages")["n"]
     assert n == chats.get(c.id).compacted_until
+
+
+def test_passages_written_by_another_embedder_are_re_embedded_before_a_search(tmp_path: Path) -> None:
+    path = str(tmp_path / "c.db")
+    with MemoryStore(path, embedder=FakeEmbedder(dim=32)) as s:
+        chats = ChatStore(s, summary_window_size=4, clock=_Clock())
+        c = chats.create("u1", turns=[_turn("user", f"Racconto {i} sul viaggio a Osaka") for i in range(9)])
+    other = FakeEmbedder(dim=16)
+    other.name = "fake16"
+    chats = ChatStore(path, embedder=other, summary_window_size=4, clock=_Clock())
+    hits = chats.search_history("u1", "viaggio a Osaka", k=2)  # no shape error: 32-d vectors are replaced
+    assert hits and all(h.chat_id == c.id for h in hits)
+    assert {r["embedder"] for r in chats.db.query("SELECT embedder FROM chat_passages")} == {"fake16"}
