@@ -47,7 +47,16 @@ from memlab.notify import (
 from memlab.protocols import LLM
 from memlab.records import Urgency
 from memlab.store.memory import MemoryStore
-from memlab.text import LANGS, MESSAGES, check_lang, is_question, messages, one_line, prompt_lang, split_sentences
+from memlab.text import (
+    LANGS,
+    MESSAGES,
+    check_lang,
+    is_question,
+    messages,
+    one_line,
+    prompt_lang,
+    split_sentences,
+)
 
 __all__ = [
     "NO_MODEL_MARKER",

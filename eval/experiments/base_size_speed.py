@@ -22,8 +22,8 @@ from pathlib import Path
 import torch
 from transformers import BertConfig, BertForSequenceClassification
 
-from memlab.lab.bench.judge import run_judge_bench
 from memlab.judges.default import DEFAULT_WEIGHTS
+from memlab.lab.bench.judge import run_judge_bench
 
 SHAPES = {
     "MiniLM-L6-H384": {"hidden_size": 384, "num_hidden_layers": 6, "intermediate_size": 1536},

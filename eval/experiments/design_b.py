@@ -72,8 +72,8 @@ def run(train_limit: int = 6000, seed: int = 13) -> dict[str, Any]:
     import torch
 
     from memlab.datasets import load_pairs
-    from memlab.lab.augment import generate_pairs
     from memlab.eval.metrics import expected_calibration_error
+    from memlab.lab.augment import generate_pairs
     from memlab.lab.judge_training import fit_temperature
 
     torch.manual_seed(seed)

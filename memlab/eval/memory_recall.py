@@ -252,9 +252,8 @@ def _retrieve(
     and :meth:`memlab.chats.ChatStore.search_history` do (:mod:`memlab.store.lexical`). In both, a unit sharing two
     turns with a better one goes behind the rest (:func:`memlab.chats.passages.drop_overlapping`).
     """
-    from memlab.store.lexical import LexicalIndex, reciprocal_rank_fusion
-
     from memlab.chats.passages import drop_overlapping
+    from memlab.store.lexical import LexicalIndex, reciprocal_rank_fusion
 
     if not units:
         return [[] for _ in range(len(q))]

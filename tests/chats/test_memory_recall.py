@@ -10,7 +10,12 @@ import pytest
 from memlab.chats import ChatStore, ExtractiveSummarizer
 from memlab.datasets import load_locomo
 from memlab.errors import InvalidInputError
-from memlab.eval.memory_recall import ReplayClock, build_memories, evaluate_memory_recall, run_memory_recall_task
+from memlab.eval.memory_recall import (
+    ReplayClock,
+    build_memories,
+    evaluate_memory_recall,
+    run_memory_recall_task,
+)
 from memlab.eval.runs import load_run
 from memlab.extraction import RuleExtractor
 from memlab.store.db import Database
