@@ -454,6 +454,7 @@ def run_integrity_bench(
                          f"{res.figures['users_with_real_memories']} users hold the embedded corpus and get the "
                          f"checked facts; the other users' memories are filler with RANDOM unit vectors.")
         checker = SemanticIntegrityChecker(store, judge_obj, levels=levels, **(checker_overrides or {}))
+        checker.warm_up()  # one-off loads (language detector, date parser, both models of the routed judge)
         judged = _time_checks(emb, store, checker, new_texts, res, checked)
         if users is not None:
             res.figures["rss_mb_after_checks"] = _rss_mb()
