@@ -3,9 +3,15 @@
 Stages, per new fact (p50/p95 over ``n_queries`` facts): ``embed`` (the embedder on one new text, cache
 bypassed by unique texts), ``store_add`` (SQLite + FAISS add with the precomputed vector), ``faiss`` (top-10
 search restricted to the user's active ids), ``candidates`` (all candidate sources: FAISS + same key +
-version links + the attribute pull in SQL), ``entities`` and ``patterns`` (extraction + rules),
-``judge`` (the undecided pairs of one fact, in one batch), and the end-to-end ``check``; ``facts_per_s``
-is new facts fully processed (embed + add + check) per second.
+version links + the attribute pull in SQL), split into ``candidates.search`` (language detection for the
+threshold + FAISS + rows), ``candidates.attribute_sql`` (the ``LIKE`` prefilter), ``candidates.attribute_facts``
+(entity extraction of the pulled rows; cached per memory, so cold in a fresh process) and ``candidates.other``,
+``entities`` and ``patterns`` (extraction + rules), ``judge`` (the undecided pairs of one fact, in one batch, after
+the checker's early exit and cap: ``mean_judged_pairs``), and the end-to-end ``check``; ``facts_per_s``
+is new facts fully processed (embed + add + check) per second. The checker is warmed up first
+(:meth:`~memlab.integrity.SemanticIntegrityChecker.warm_up`: language detector, date parser, every judge model),
+so the stages are steady-state figures; ``checker_overrides`` (CLI ``--max-judged-pairs``, ``--judge-after-hit``)
+change the judge bounds.
 
 The real-store stages use a real on-disk store with ``min(n, store_limit)`` memories of ONE user (the worst
 case: every memory is a candidate pool) from the seeded fact corpus, embedded with the real embedder.
