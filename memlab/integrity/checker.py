@@ -240,8 +240,8 @@ class SemanticIntegrityChecker:
         return self._judge
 
     def warm_up(self) -> None:
-        """Load what the first check would otherwise load: the language detector and the date parser (on the
-        texts of :data:`WARM_UP_PAIRS`, ~2 s together) and, when the judge level runs, the judge, with one English,
+        """Load what the first check would otherwise load: the language detector, the date parser and the unit
+        registry (on the texts of :data:`WARM_UP_PAIRS` and one with dates and units, ~2-4 s together) and, when the judge level runs, the judge, with one English,
         one Italian and one Chinese pair (the default judge routes to two models by language; measured on the
         2-core machine: ~5 s for the English and ~10 s for the multilingual one, plus a slower first batch).
         Nothing is written to the store.
@@ -252,7 +252,7 @@ class SemanticIntegrityChecker:
         for text in (t for pair in WARM_UP_PAIRS for t in pair):
             self.threshold_for(text)
             extract_entities(text)
-        extract_entities("Sono nato il 12 luglio 1990, il compleanno è il 15 agosto")
+        extract_entities("Sono nato il 12 luglio 1990, sono alto 180 cm e peso 70 kg")  # dates, units (pint)
         if "judge" not in self.config.levels:
             return
         try:
