@@ -75,7 +75,7 @@ def _max_pairs(value: str) -> int | None:
 
 def _judge_bound_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-judged-pairs", type=_max_pairs, default=argparse.SUPPRESS, metavar="N|none",
-                   help="most pairs of one checked memory sent to the judge (default: Settings, 8; 'none': no cap)")
+                   help="most pairs of one checked memory sent to the judge (default: Settings, 4; 'none': no cap)")
     p.add_argument("--judge-after-hit", action="store_true", default=None,
                    help="also judge a memory whose entities/patterns levels already found a contradiction "
                         "(default: Settings, early exit)")

@@ -150,7 +150,7 @@ class IntegrityConfig(BaseModel):
     lang: Literal["it", "en"] = "it"
     levels: tuple[Literal["entities", "patterns", "judge"], ...] = LEVELS
     max_attribute_candidates: int = Field(50, ge=0)
-    max_judged_pairs: int | None = Field(8, ge=1)
+    max_judged_pairs: int | None = Field(4, ge=1)
     judge_after_hit: bool = False
 
 
@@ -212,7 +212,7 @@ class SemanticIntegrityChecker:
                 "confidence_threshold": settings.integrity_confidence_threshold,
                 "max_similar": settings.integrity_max_similar_memories,
                 "exhaustive": settings.integrity_check_exhaustive,
-                "max_judged_pairs": getattr(settings, "integrity_max_judged_pairs", 8),
+                "max_judged_pairs": getattr(settings, "integrity_max_judged_pairs", 4),
                 "judge_after_hit": getattr(settings, "integrity_judge_after_hit", False),
                 "similarity_threshold": settings.similarity_threshold,
                 "lang": settings.lang,
