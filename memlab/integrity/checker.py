@@ -241,10 +241,10 @@ class SemanticIntegrityChecker:
 
     def warm_up(self) -> None:
         """Load what the first check would otherwise load: the language detector, the date parser and the unit
-        registry (on the texts of :data:`WARM_UP_PAIRS` and one with dates and units, ~2-4 s together) and, when the judge level runs, the judge, with one English,
-        one Italian and one Chinese pair (the default judge routes to two models by language; measured on the
-        2-core machine: ~5 s for the English and ~10 s for the multilingual one, plus a slower first batch).
-        Nothing is written to the store.
+        registry (on the texts of :data:`WARM_UP_PAIRS` and one with dates and units, ~2-4 s together) and, when
+        the judge level runs, the judge, with one English, one Italian and one Chinese pair (the default judge
+        routes to two models by language; measured on the 2-core machine: ~5 s for the English and ~10 s for the
+        multilingual one, plus a slower first batch). Nothing is written to the store.
 
         Raises:
             JudgeError: the judge failed to load or to run.
@@ -522,7 +522,7 @@ class SemanticIntegrityChecker:
         return sorted(pairs, key=rank)
 
     def _bound_judge_work(self, item: MemoryItem, pairs: Sequence[_Pair]) -> None:
-        """Early exit and cap (see :class:`IntegrityConfig`): pairs not sent to the judge stay undecided-as-consistent."""
+        """Early exit and cap (see :class:`IntegrityConfig`): the pairs left out are not judged (consistent)."""
         todo = [p for p in pairs if p.undecided]
         if not todo:
             return
