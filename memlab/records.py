@@ -182,7 +182,11 @@ class IntegrityResult:
         contradictions: the conflicts, strongest first.
         confidence: max confidence over ``contradictions`` (0.0 when none).
         n_candidates: how many memories were compared.
-        stage_ms: wall time per stage, for benchmarks.
+        stage_ms: wall time per stage, for benchmarks (``candidates``, ``entities``, ``patterns``, ``judge``; the
+            candidate stage is also split into ``candidates.search``, ``candidates.attribute_sql``,
+            ``candidates.attribute_facts`` and ``candidates.other``).
+        n_judged: how many pairs went to the judge (after the per-check cap and the early exit, see
+            :class:`memlab.integrity.IntegrityConfig`).
         clarifications: pairs that are not contradictions but worth a LOW-urgency question (two different dates
             of the same person whose kinds are easy to mix up, e.g. a birthday and a wedding anniversary); they
             never count in ``has_contradiction``.
@@ -195,3 +199,4 @@ class IntegrityResult:
     n_candidates: int = 0
     stage_ms: Mapping[str, float] = field(default_factory=dict)
     clarifications: tuple[Contradiction, ...] = ()
+    n_judged: int = 0

@@ -28,6 +28,7 @@ def register(groups: dict[str, Any]) -> None:
     p.add_argument("--confidence-threshold", type=float, default=None, help="report at confidence >= this (default: Settings, 0.76)")
     p.add_argument("--exhaustive", action="store_true", help="compare with every memory (not only candidates)")
     p.add_argument("--lang", default=None, choices=["it", "en"], help="language of the explanations")
+    _judge_bound_args(p)
     p.add_argument("--limit", type=int, default=None, help="seeded sample of N dialogues/profiles")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, help="run directory (default runs/<ts>_integrity_<id>)")
@@ -53,10 +54,40 @@ def register(groups: dict[str, Any]) -> None:
     b.add_argument("--store-index", default="partitioned", choices=["partitioned", "global"],
                    help="with --users: the store's per-user index (default) or one index for all users (the "
                         "layout before partitions, for comparison)")
+    _judge_bound_args(b)
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--out", default=None, help="write the run here (run.json, examples.jsonl, bench.md)")
     b.add_argument("--threads", type=int, default=None, help="torch and FAISS (OpenMP) threads")
     b.set_defaults(func=_bench)
+
+
+def _max_pairs(value: str) -> int | None:
+    if value.strip().lower() == "none":
+        return None
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected an int >= 1 or 'none', got {value!r}")
+    return n
+
+
+def _judge_bound_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-judged-pairs", type=_max_pairs, default=argparse.SUPPRESS, metavar="N|none",
+                   help="most pairs of one checked memory sent to the judge (default: Settings, 4; 'none': no cap)")
+    p.add_argument("--judge-after-hit", action="store_true", default=None,
+                   help="also judge a memory whose entities/patterns levels already found a contradiction "
+                        "(default: Settings, early exit)")
+
+
+def _bound_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if hasattr(args, "max_judged_pairs"):
+        out["max_judged_pairs"] = args.max_judged_pairs
+    if args.judge_after_hit:
+        out["judge_after_hit"] = True
+    return out
 
 
 def _set_threads(n: int | None) -> None:
@@ -78,7 +109,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         out["exhaustive"] = True
     if args.lang is not None:
         out["lang"] = args.lang
-    return out
+    return {**out, **_bound_overrides(args)}
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -116,6 +147,7 @@ def _bench(args: argparse.Namespace) -> int:
         n=args.memories, n_queries=args.queries, judge=args.judge, embedder=args.embedder,
         store_limit=args.store_limit, indexes=[x.strip() for x in args.indexes.split(";") if x.strip()],
         large_indexes=[x.strip() for x in args.large_indexes.split(";") if x.strip()] if args.large_indexes else None,
-        seed=args.seed, out=args.out, users=args.users, store_index=args.store_index)
+        seed=args.seed, out=args.out, users=args.users, store_index=args.store_index,
+        checker_overrides=_bound_overrides(args) or None)
     print(result.to_markdown())
     return 0

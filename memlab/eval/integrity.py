@@ -312,7 +312,7 @@ class IntegrityTask(EvalTask):
         examples: list[Example] = []
         stage_tot: dict[str, float] = {}
         any_level: dict[str, dict[str, int]] = {}
-        n_cands = ev_hits = ev_n = 0
+        n_cands = ev_hits = ev_n = n_judged = max_judged = 0
         for u, (res, refs, lat, err) in zip(samples, solved, strict=True):
             if res is None:
                 examples.append(
@@ -322,6 +322,8 @@ class IntegrityTask(EvalTask):
             for k, v in res.stage_ms.items():
                 stage_tot[k] = stage_tot.get(k, 0.0) + float(v)
             n_cands += res.n_candidates
+            n_judged += res.n_judged
+            max_judged = max(max_judged, res.n_judged)
             top = res.contradictions[0] if res.contradictions else None
             ref = refs.get(top.other_id) if top is not None else None
             if top is not None and u.gold is Label.CONTRADICTION and u.evidence:
@@ -347,6 +349,8 @@ class IntegrityTask(EvalTask):
         metrics["evidence_n"] = ev_n
         metrics["units_per_second"] = len(examples) / seconds if seconds else None
         metrics["mean_candidates"] = n_cands / len(ok) if ok else None
+        metrics["mean_judged_pairs"] = n_judged / len(ok) if ok else None
+        metrics["max_judged_pairs"] = max_judged
         metrics["stage_ms_mean"] = {k: v / len(ok) for k, v in stage_tot.items()} if ok else {}
         if not ev_n:
             notes.append("evidence_accuracy: no unit of this split has gold evidence turns.")
@@ -384,6 +388,7 @@ def _integrity_example(u: IntegrityUnit, res: Any, top: Any, ref: str | None, la
         meta={
             "n_memories": len(u.memories),
             "n_candidates": res.n_candidates,
+            "n_judged": res.n_judged,
             "type": top.type.value if top else None,
             "other_ref": ref,
             "rule": (top.details.get("rule") or top.details.get("attribute")) if top else None,

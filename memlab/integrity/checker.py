@@ -30,7 +30,12 @@ Levels, cheap to expensive; each level can decide a pair or pass it on:
    ``IntegrityResult.clarifications`` as a LOW-urgency question (never a contradiction, never HIGH); the
    anniversary memories of a birthday (and back) are pulled as ``close_attribute`` candidates for this only.
 4. **judge** — the pairs still undecided go to the judge in ONE batch; a contradiction is reported only at
-   probability >= ``integrity_confidence_threshold``.
+   probability >= ``integrity_confidence_threshold``. The judge work of one check is bounded (not in exhaustive
+   mode nor ``check_all``): **early exit** — when the entities or patterns level already found a contradiction
+   for the memory (at the confidence threshold), its undecided pairs are not judged (``judge_after_hit=False``;
+   the decision cannot change); **cap** — at most ``max_judged_pairs`` pairs per memory go to the judge, ranked
+   version link, same key, then cosine to the memory (highest first; the cosine is computed from the stored
+   vectors for candidates that did not come from the FAISS search), then newest.
 
 ``check`` is a pure function of the store's state and the item: it writes nothing.
 """
@@ -45,6 +50,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from memlab.entities import STABLE_ATTRIBUTES, Entity, EntityKind, extract_entities
@@ -66,6 +72,13 @@ from memlab.text import LANGS, detect_lang, messages
 __all__ = ["LEVELS", "IntegrityConfig", "SemanticIntegrityChecker"]
 
 log = logging.getLogger(__name__)
+
+#: One English, one Italian and one Chinese pair: :meth:`SemanticIntegrityChecker.warm_up` sends them to the judge.
+WARM_UP_PAIRS: tuple[tuple[str, str], ...] = (
+    ("I live in Rome and work as a nurse.", "I have never lived in Rome."),
+    ("Abito a Roma e lavoro come infermiera.", "Non ho mai abitato a Roma."),
+    ("我住在罗马。", "我从来没有住在罗马。"),
+)
 
 #: Decision levels after candidate selection, in order.
 LEVELS: tuple[str, ...] = ("entities", "patterns", "judge")
@@ -122,6 +135,10 @@ class IntegrityConfig(BaseModel):
         lang: language of explanations.
         levels: decision levels to run (a subset of :data:`LEVELS`, in order).
         max_attribute_candidates: cap on memories pulled per attribute group.
+        max_judged_pairs: most pairs of one checked memory sent to the judge (``None``: no cap); not applied in
+            exhaustive mode (``exhaustive`` or :meth:`SemanticIntegrityChecker.check_all`).
+        judge_after_hit: also judge a memory's undecided pairs when a cheaper level already found a
+            contradiction for it (``False``: early exit; not applied in exhaustive mode either).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -133,6 +150,8 @@ class IntegrityConfig(BaseModel):
     lang: Literal["it", "en"] = "it"
     levels: tuple[Literal["entities", "patterns", "judge"], ...] = LEVELS
     max_attribute_candidates: int = Field(50, ge=0)
+    max_judged_pairs: int | None = Field(4, ge=1)
+    judge_after_hit: bool = False
 
 
 @dataclass(slots=True)
@@ -149,6 +168,7 @@ class _Pair:
     decided: Contradiction | None = None
     undecided: bool = True
     clarify: Contradiction | None = None
+    judged: bool = False
 
 
 def _different_slots(p: _Pair) -> bool:
@@ -167,7 +187,8 @@ class SemanticIntegrityChecker:
         settings: a :class:`memlab.config.Settings` (its ``integrity_*``, ``similarity_threshold``, ``lang`` and
             ``judge`` fields are used), or ``None`` for the defaults. The checker never reads the environment.
         **overrides: :class:`IntegrityConfig` fields (``confidence_threshold``, ``max_similar``, ``exhaustive``,
-            ``similarity_threshold``, ``lang``, ``levels``, ``max_attribute_candidates``).
+            ``similarity_threshold``, ``lang``, ``levels``, ``max_attribute_candidates``, ``max_judged_pairs``,
+            ``judge_after_hit``).
 
     Raises:
         InvalidInputError: an unknown or invalid override.
@@ -191,6 +212,8 @@ class SemanticIntegrityChecker:
                 "confidence_threshold": settings.integrity_confidence_threshold,
                 "max_similar": settings.integrity_max_similar_memories,
                 "exhaustive": settings.integrity_check_exhaustive,
+                "max_judged_pairs": getattr(settings, "integrity_max_judged_pairs", 4),
+                "judge_after_hit": getattr(settings, "integrity_judge_after_hit", False),
                 "similarity_threshold": settings.similarity_threshold,
                 "lang": settings.lang,
             }
@@ -215,6 +238,29 @@ class SemanticIntegrityChecker:
 
             self._judge = load_judge(self._judge_name)
         return self._judge
+
+    def warm_up(self) -> None:
+        """Load what the first check would otherwise load: the language detector, the date parser and the unit
+        registry (on the texts of :data:`WARM_UP_PAIRS` and one with dates and units, ~2-4 s together) and, when
+        the judge level runs, the judge, with one English, one Italian and one Chinese pair (the default judge
+        routes to two models by language; measured on the 2-core machine: ~5 s for the English and ~10 s for the
+        multilingual one, plus a slower first batch). Nothing is written to the store.
+
+        Raises:
+            JudgeError: the judge failed to load or to run.
+        """
+        for text in (t for pair in WARM_UP_PAIRS for t in pair):
+            self.threshold_for(text)
+            extract_entities(text)
+        extract_entities("Sono nato il 12 luglio 1990, sono alto 180 cm e peso 70 kg")  # dates, units (pint)
+        if "judge" not in self.config.levels:
+            return
+        try:
+            self.judge.judge(WARM_UP_PAIRS)
+        except JudgeError:
+            raise
+        except Exception as exc:  # a judge is third-party code: surface it as memlab's error
+            raise JudgeError(f"Judge {self._judge_name!r} failed to warm up: {exc}") from exc
 
     @property
     def candidate_threshold(self) -> float:
@@ -321,8 +367,12 @@ class SemanticIntegrityChecker:
         """
         return [(c.item, c.similarity, c.sources) for c in self._candidates(item, only_earlier, everyone)]
 
-    def _candidates(self, item: MemoryItem, only_earlier: bool,
-                    everyone: Sequence[MemoryItem] | None) -> list[_Candidate]:
+    def _candidates(self, item: MemoryItem, only_earlier: bool, everyone: Sequence[MemoryItem] | None,
+                    timing: dict[str, float] | None = None) -> list[_Candidate]:
+        """The candidates of ``item``; ``timing`` (when given) gets the milliseconds of ``search`` (threshold + FAISS
+        + rows), ``attribute_sql`` and ``attribute_facts`` (entity extraction of the pulled rows), ``other``."""
+        t_start = time.perf_counter()
+        tm: dict[str, float] = {"search": 0.0, "attribute_sql": 0.0, "attribute_facts": 0.0}
         st = self.store
         uid = item.user_id
         found: dict[int, _Candidate] = {}
@@ -340,17 +390,19 @@ class SemanticIntegrityChecker:
             for m in pool:
                 add(m, "exhaustive")
         else:
+            t = time.perf_counter()
             vec = st.vectors([item.id])[0]
             th = self.threshold_for(item.text)
             for m, s in st.search_by_vector(uid, vec, self.config.max_similar, exclude=[item.id]):
                 if s > th:
                     add(m, "faiss", s)
+            tm["search"] = (time.perf_counter() - t) * 1000
             if item.key is not None:
                 for m in st.list(uid, key=item.key, project_id=item.project_id):
                     if m.project_id == item.project_id:
                         add(m, "same_key")
             if self.config.max_attribute_candidates > 0:
-                self._attribute_candidates(item, add)
+                self._attribute_candidates(item, add, tm)
         for link in (item.supersedes, item.superseded_by):
             if link is not None:
                 try:
@@ -358,34 +410,47 @@ class SemanticIntegrityChecker:
                 except NotFoundError:
                     continue
                 add(m, "version")
+        if timing is not None:
+            total = (time.perf_counter() - t_start) * 1000
+            for k, v in tm.items():
+                timing[f"candidates.{k}"] = v
+            timing["candidates.other"] = max(0.0, total - sum(tm.values()))
         return sorted(found.values(), key=lambda c: c.item.id)
 
-    def _attribute_candidates(self, item: MemoryItem, add: Any) -> None:
+    def _attribute_candidates(self, item: MemoryItem, add: Any, tm: dict[str, float]) -> None:
+        t = time.perf_counter()
         f = self.facts(item)
         groups = self._groups(f)
+        tm["attribute_facts"] += (time.perf_counter() - t) * 1000
         if not groups:
             return
         close = {c for g in groups for c in _CLOSE_GROUPS.get(g, ())} - groups
         for g in sorted(groups | close):
+            t = time.perf_counter()
             found = self.store.find_containing(
                 item.user_id, ATTRIBUTE_GROUPS[g], exclude_id=item.id, limit=self.config.max_attribute_candidates
             )
+            t1 = time.perf_counter()
+            tm["attribute_sql"] += (t1 - t) * 1000
             for m in found:
                 if g in self._groups(self.facts(m)):
                     add(m, "close_attribute" if g in close else "attribute")
+            tm["attribute_facts"] += (time.perf_counter() - t1) * 1000
 
     def _check_many(self, items: Sequence[MemoryItem], *, only_earlier: bool,
                     everyone: Sequence[MemoryItem] | None = None) -> list[IntegrityResult]:
         levels = self.config.levels
+        bounded = everyone is None and not self.config.exhaustive  # the judge bounds apply to single checks only
         per_item: list[tuple[MemoryItem, list[_Pair], dict[str, float]]] = []
         for item in items:
+            sub: dict[str, float] = {}
             t0 = time.perf_counter()
-            cands = self._candidates(item, only_earlier, everyone)
+            cands = self._candidates(item, only_earlier, everyone, sub)
             t1 = time.perf_counter()
             # a question states no fact: a pair with a question-only side is consistent at every level
             asks = asserts_nothing(item.text)
             pairs = [_Pair(item, c, undecided=not asks and not asserts_nothing(c.item.text)) for c in cands]
-            stage = {"candidates": (t1 - t0) * 1000}
+            stage = {"candidates": (t1 - t0) * 1000, **sub}
             if "entities" in levels:
                 for p in pairs:
                     if p.undecided:
@@ -410,6 +475,8 @@ class SemanticIntegrityChecker:
                         # pulled only for a possible clarification: never sent to the judge
                         p.undecided = p.undecided and p.old.sources != {"close_attribute"}
             stage["patterns"] = (time.perf_counter() - t2) * 1000
+            if bounded and "judge" in levels:
+                self._bound_judge_work(item, pairs)
             per_item.append((item, pairs, stage))
         if "judge" in levels:
             todo = [p for _, pairs, _ in per_item for p in pairs if p.undecided]
@@ -429,8 +496,48 @@ class SemanticIntegrityChecker:
             out.append(IntegrityResult(
                 item_id=item.id, has_contradiction=bool(cons), contradictions=tuple(cons),
                 confidence=max((c.confidence for c in cons), default=0.0), n_candidates=len(pairs),
-                stage_ms=stage, clarifications=tuple(p.clarify for p in pairs if p.clarify is not None)))
+                stage_ms=stage, clarifications=tuple(p.clarify for p in pairs if p.clarify is not None),
+                n_judged=sum(1 for p in pairs if p.judged)))
         return out
+
+    def _judge_order(self, item: MemoryItem, pairs: Sequence[_Pair]) -> list[_Pair]:
+        """``pairs`` of ``item`` in the order the judge cap keeps them: version link, same key, then the cosine to
+        ``item`` (highest first; computed from the stored vectors when the candidate has none), then newest."""
+        missing = [p.old.item.id for p in pairs if p.old.similarity is None]
+        cos: dict[int, float] = {}
+        if missing:
+            try:
+                vecs = self.store.vectors([item.id, *missing])
+            except NotFoundError:  # a row without a vector: such candidates rank last
+                vecs = None
+            if vecs is not None:
+                unit = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+                cos = {i: float(s) for i, s in zip(missing, unit[1:] @ unit[0], strict=True)}
+
+        def rank(p: _Pair) -> tuple[int, int, float, int]:
+            src = p.old.sources
+            sim = p.old.similarity if p.old.similarity is not None else cos.get(p.old.item.id, -2.0)
+            return (0 if "version" in src else 1, 0 if "same_key" in src else 1, -sim, -p.old.item.id)
+
+        return sorted(pairs, key=rank)
+
+    def _bound_judge_work(self, item: MemoryItem, pairs: Sequence[_Pair]) -> None:
+        """Early exit and cap (see :class:`IntegrityConfig`): the pairs left out are not judged (consistent)."""
+        todo = [p for p in pairs if p.undecided]
+        if not todo:
+            return
+        th = self.config.confidence_threshold
+        if not self.config.judge_after_hit and any(
+                p.decided is not None and p.decided.confidence >= th for p in pairs):
+            keep: list[_Pair] = []
+        elif self.config.max_judged_pairs is not None and len(todo) > self.config.max_judged_pairs:
+            keep = self._judge_order(item, todo)[: self.config.max_judged_pairs]
+        else:
+            return
+        kept = {id(p) for p in keep}
+        for p in todo:
+            if id(p) not in kept:
+                p.undecided = False
 
     def _make(self, p: _Pair, *, confidence: float, type: ConflictType, explanation: str, level: str,
               **details: Any) -> Contradiction:
@@ -512,6 +619,7 @@ class SemanticIntegrityChecker:
             raise JudgeError(f"Judge {self._judge_name!r} returned {len(verdicts)} verdicts for {len(pairs)} pairs.")
         for p, v in zip(pairs, verdicts, strict=True):
             p.undecided = False
+            p.judged = True
             if v.label is Label.ABSTAIN:
                 continue
             prob = float(v.probability)

@@ -64,6 +64,18 @@ def test_invalid_calendar_date_is_dropped() -> None:
     assert extract_entities("Sono nato il 31 febbraio") == []
 
 
+@pytest.mark.parametrize(("text", "value"), [
+    ("Sono nato il 29 febbraio 2024", "2024-02-29"), ("I was born on 29 February 2000", "2000-02-29"),
+    # no 29 February in 2023 nor in 1900 (and no 31 September): only the month and year are left
+    ("Sono nato il 29 febbraio 2023", "2023-02"), ("I was born on 29 February 1900", "1900-02"),
+    ("My birthday is on 29 February", "--02-29"), ("My birthday is on 31 April", None),
+    ("Il compleanno è il 30 Settembre", "--09-30"), ("Born on 31 SEPT 1990", "1990-09"),
+])
+def test_calendar_validation_of_day_month_dates(text: str, value: str | None) -> None:
+    dates = [e.value for e in extract_entities(text) if e.kind is EntityKind.DATE]
+    assert dates == ([value] if value else [])
+
+
 @pytest.mark.parametrize(
     ("text", "value"),
     [

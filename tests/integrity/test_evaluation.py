@@ -151,3 +151,33 @@ def test_cli_bench_with_users(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     out = capsys.readouterr().out
     assert code == 0 and "| users | 4 |" in out and "| users_with_real_memories | 2 |" in out
     assert "| store_index | PartitionedFaissIndex |" in out and "rss_mb_of_the_open_store" in out
+
+
+def test_bench_reports_judged_pairs_within_the_cap(capsys: pytest.CaptureFixture[str]) -> None:
+    from memlab.cli.main import main
+    from memlab.lab.bench.integrity import run_integrity_bench
+    from memlab.testing import FakeEmbedder
+
+    def bench(**over: Any) -> Any:
+        return run_integrity_bench(n=400, n_queries=8, judge=ScriptedJudge(), embedder=FakeEmbedder(), store_limit=400,
+                                   indexes=["Flat"], users=2, checker_overrides=over)
+
+    free = bench(max_judged_pairs=None, judge_after_hit=True)
+    assert free.figures["max_judged_pairs_of_a_fact"] > 2  # the fact corpus leaves many pairs to the judge
+    capped = bench(max_judged_pairs=2, judge_after_hit=True)
+    assert 0 < capped.figures["max_judged_pairs_of_a_fact"] <= 2
+    assert all(f["n_judged"] <= 2 for f in capped.facts)
+    assert {"candidates.search", "candidates.attribute_sql", "candidates.attribute_facts"} <= set(capped.stages)
+    from memlab.cli.integrity_cmd import _bound_overrides
+    from memlab.cli.main import build_parser
+
+    def overrides(*argv: str) -> dict[str, Any]:
+        return _bound_overrides(build_parser().parse_args(["bench", "integrity", *argv]))
+
+    assert overrides() == {}  # the Settings defaults
+    assert overrides("--max-judged-pairs", "none", "--judge-after-hit") == {"max_judged_pairs": None,
+                                                                           "judge_after_hit": True}
+    assert overrides("--max-judged-pairs", "3") == {"max_judged_pairs": 3}
+    with pytest.raises(SystemExit):
+        main(["bench", "integrity", "--max-judged-pairs", "0"])
+    capsys.readouterr()

@@ -3,9 +3,15 @@
 Stages, per new fact (p50/p95 over ``n_queries`` facts): ``embed`` (the embedder on one new text, cache
 bypassed by unique texts), ``store_add`` (SQLite + FAISS add with the precomputed vector), ``faiss`` (top-10
 search restricted to the user's active ids), ``candidates`` (all candidate sources: FAISS + same key +
-version links + the attribute pull in SQL), ``entities`` and ``patterns`` (extraction + rules),
-``judge`` (the undecided pairs of one fact, in one batch), and the end-to-end ``check``; ``facts_per_s``
-is new facts fully processed (embed + add + check) per second.
+version links + the attribute pull in SQL), split into ``candidates.search`` (language detection for the
+threshold + FAISS + rows), ``candidates.attribute_sql`` (the ``LIKE`` prefilter), ``candidates.attribute_facts``
+(entity extraction of the pulled rows; cached per memory, so cold in a fresh process) and ``candidates.other``,
+``entities`` and ``patterns`` (extraction + rules), ``judge`` (the undecided pairs of one fact, in one batch, after
+the checker's early exit and cap: ``mean_judged_pairs``), and the end-to-end ``check``; ``facts_per_s``
+is new facts fully processed (embed + add + check) per second. The checker is warmed up first
+(:meth:`~memlab.integrity.SemanticIntegrityChecker.warm_up`: language detector, date parser, every judge model),
+so the stages are steady-state figures; ``checker_overrides`` (CLI ``--max-judged-pairs``, ``--judge-after-hit``)
+change the judge bounds.
 
 The real-store stages use a real on-disk store with ``min(n, store_limit)`` memories of ONE user (the worst
 case: every memory is a candidate pool) from the seeded fact corpus, embedded with the real embedder.
@@ -182,8 +188,10 @@ def _resolve_judge(judge: Any, notes: list[str]) -> tuple[Any, str]:
 
         try:
             judge_obj, judge_name = resolve_judge(judge)
-            if judge_obj is not None:
-                judge_obj.judge([("warm-up", "warm-up")])
+            if judge_obj is not None:  # every model of the judge: the routed default loads its second on Italian
+                from memlab.integrity.checker import WARM_UP_PAIRS
+
+                judge_obj.judge(list(WARM_UP_PAIRS))
         except (MemlabError, ImportError) as exc:
             notes.append(f"judge stage n/a: load_judge({judge!r}) failed: {type(exc).__name__}: {exc}")
             judge_obj, judge_name = None, f"{judge} (n/a)"
@@ -311,9 +319,12 @@ def _time_checks(emb: Any, store: Any, checker: Any, new_texts: list[str], res: 
     """Embed, add and check each new fact (round-robin over ``users``, default the one bench user), timing every
     stage; fill ``res``. True when the judge stage ran."""
     users = users or ["bench-user"]
-    lat: dict[str, list[float]] = {k: [] for k in ("embed", "store_add", "faiss", "candidates", "entities",
-                                                    "patterns", "judge", "check", "total")}
+    lat: dict[str, list[float]] = {k: [] for k in ("embed", "store_add", "faiss", "candidates", "candidates.search",
+                                                    "candidates.attribute_sql", "candidates.attribute_facts",
+                                                    "candidates.other", "entities", "patterns", "judge", "check",
+                                                    "total")}
     n_cands: list[int] = []
+    n_judged: list[int] = []
     n_found = 0
     t_all = time.perf_counter()
     for i, txt in enumerate(new_texts):
@@ -332,18 +343,22 @@ def _time_checks(emb: Any, store: Any, checker: Any, new_texts: list[str], res: 
         lat["faiss"].append((t3 - t2) * 1000)
         lat["check"].append((t4 - t3) * 1000)
         lat["total"].append((t4 - t3 + t2 - t0) * 1000)
-        for k in ("candidates", "entities", "patterns", "judge"):
+        for k in lat:
             if k in r.stage_ms:
                 lat[k].append(float(r.stage_ms[k]))
         n_cands.append(r.n_candidates)
+        n_judged.append(r.n_judged)
         n_found += int(r.has_contradiction)
         res.facts.append({"i": i, "user": user, "text": txt, "check_ms": lat["check"][-1], "total_ms": lat["total"][-1],
                           "stage_ms": {k: float(v) for k, v in r.stage_ms.items()}, "n_candidates": r.n_candidates,
+                          "n_judged": r.n_judged,
                           "has_contradiction": bool(r.has_contradiction)})
     elapsed = time.perf_counter() - t_all - sum(lat["faiss"]) / 1000  # the extra FAISS probe is not product work
     res.stages = {k: _stats(v) for k, v in lat.items() if v}
     res.figures["facts_per_s (embed+add+check)"] = len(new_texts) / elapsed if elapsed > 0 else float("nan")
     res.figures["mean_candidates"] = float(np.mean(n_cands)) if n_cands else 0.0
+    res.figures["mean_judged_pairs"] = float(np.mean(n_judged)) if n_judged else 0.0
+    res.figures["max_judged_pairs_of_a_fact"] = int(max(n_judged, default=0))
     res.figures["facts_with_contradiction"] = n_found
     res.figures["candidate_threshold"] = checker.candidate_threshold
     return bool(lat["judge"])
@@ -386,6 +401,7 @@ def run_integrity_bench(
     out: str | Path | None = None,
     users: int | None = None,
     store_index: str = "partitioned",
+    checker_overrides: dict[str, Any] | None = None,
 ) -> IntegrityBenchResult:
     """Run the benchmark (see the module docs for what each figure means).
 
@@ -404,6 +420,8 @@ def run_integrity_bench(
             ``None`` (default): one user holding ``min(n, store_limit)`` real memories.
         store_index: ``"partitioned"`` (the store's default: one FAISS index per user) or ``"global"`` (one
             FAISS index for all users, the layout before partitions), with ``users``.
+        checker_overrides: :class:`~memlab.integrity.IntegrityConfig` fields for the checker (e.g.
+            ``max_judged_pairs=None, judge_after_hit=True`` for the unbounded judge stage).
 
     Returns:
         An :class:`IntegrityBenchResult`.
@@ -441,7 +459,8 @@ def run_integrity_bench(
             notes.append(f"{n:,} memories over {users:,} users in one real store ({store_index} index): "
                          f"{res.figures['users_with_real_memories']} users hold the embedded corpus and get the "
                          f"checked facts; the other users' memories are filler with RANDOM unit vectors.")
-        checker = SemanticIntegrityChecker(store, judge_obj, levels=levels)
+        checker = SemanticIntegrityChecker(store, judge_obj, levels=levels, **(checker_overrides or {}))
+        checker.warm_up()  # one-off loads (language detector, date parser, both models of the routed judge)
         judged = _time_checks(emb, store, checker, new_texts, res, checked)
         if users is not None:
             res.figures["rss_mb_after_checks"] = _rss_mb()
