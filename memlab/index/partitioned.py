@@ -6,7 +6,6 @@ import json
 import os
 import struct
 import threading
-from pathlib import Path
 
 import faiss
 import numpy as np
@@ -14,7 +13,7 @@ from numpy.typing import NDArray
 
 from memlab._validation import as_vectors, check_positive_int
 from memlab.errors import BackendError, InvalidInputError
-from memlab.index.faiss_index import FaissIndex
+from memlab.index.faiss_index import FaissIndex, atomic_index_file
 
 __all__ = ["PartitionedFaissIndex"]
 
@@ -220,32 +219,23 @@ class PartitionedFaissIndex:
         Raises:
             BackendError: the file cannot be written (read-only folder, disk full ...).
         """
-        path = Path(path)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        try:
-            with self._lock, open(tmp, "wb") as f:
-                f.write(_START.pack(MAGIC, FORMAT_VERSION))
-                entries = []
-                for key, part in sorted(self._parts.items()):
-                    if not len(part):
-                        continue
-                    with part._lock:
-                        raw = faiss.serialize_index(part._index)
-                    f.write(memoryview(raw))
-                    entries.append({"key": key, "nbytes": int(raw.nbytes), "n": len(part)})
-                    del raw
-                head = json.dumps({"dim": self._dim, "factory": self.factory, "partitions": entries},
-                                  ensure_ascii=False).encode("utf-8")
-                f.write(head)
-                f.write(_END.pack(len(head)))
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except (RuntimeError, OSError) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise BackendError(f"Cannot write FAISS index {path}: {first}") from exc
-        finally:
-            tmp.unlink(missing_ok=True)
+        with atomic_index_file(path) as tmp, self._lock, open(tmp, "wb") as f:
+            f.write(_START.pack(MAGIC, FORMAT_VERSION))
+            entries = []
+            for key, part in sorted(self._parts.items()):
+                if not len(part):
+                    continue
+                with part._lock:
+                    raw = faiss.serialize_index(part._index)
+                f.write(memoryview(raw))
+                entries.append({"key": key, "nbytes": int(raw.nbytes), "n": len(part)})
+                del raw
+            head = json.dumps({"dim": self._dim, "factory": self.factory, "partitions": entries},
+                              ensure_ascii=False).encode("utf-8")
+            f.write(head)
+            f.write(_END.pack(len(head)))
+            f.flush()
+            os.fsync(f.fileno())
 
     @staticmethod
     def is_partitioned_file(path: str | os.PathLike[str]) -> bool:
