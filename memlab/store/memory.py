@@ -257,6 +257,23 @@ def validate_memory_spec(
 
 
 
+def version_rule(confidence: float, champion: Mapping[str, Any] | None) -> tuple[bool, int | None]:
+    """The version rule between a new keyed memory and its slot's active version (``champion``: a row with ``id``
+    and ``confidence``, or None for an empty slot): ``(wins, beaten_by)``. When the confidences differ by less than
+    :data:`CONFIDENCE_TIE` the newer wins; otherwise the higher confidence wins (rounding guards 0.9 - 0.8 =
+    0.0999..). ``beaten_by`` is the champion's id when the new memory loses. Both stores apply it.
+
+    Example:
+        >>> version_rule(0.85, {"id": 3, "confidence": 0.9}), version_rule(0.5, {"id": 3, "confidence": 0.9})
+        ((True, None), (False, 3))
+    """
+    if champion is None:
+        return True, None
+    delta = confidence - float(champion["confidence"])
+    wins = round(abs(delta), 9) < CONFIDENCE_TIE or delta > 0
+    return wins, None if wins else int(champion["id"])
+
+
 def format_context(
     items: Sequence[MemoryItem], *, lang: str = "it", agent_type: str | None = None, awaiting: Collection[int] = ()
 ) -> str:
@@ -749,15 +766,7 @@ class MemoryStore:
     def _insert(self, user_id: str, spec: dict[str, Any], vec: NDArray[np.float32]) -> MemoryItem:
         now = _ts(self.clock())
         incumbents, chain_id, version = self._slot_state(user_id, spec)
-        wins = True
-        beaten_by: int | None = None
-        if incumbents:
-            champion = incumbents[-1]
-            delta = spec["confidence"] - float(champion["confidence"])
-            # |Δ| < 0.1: the newer wins; otherwise the higher confidence wins (rounding guards 0.9-0.8 = 0.0999..)
-            wins = round(abs(delta), 9) < CONFIDENCE_TIE or delta > 0
-            if not wins:
-                beaten_by = int(champion["id"])
+        wins, beaten_by = version_rule(spec["confidence"], incumbents[-1] if incumbents else None)
         if incumbents and wins:  # the slot's active version steps down first: one active per slot (unique index)
             self.db.executemany(
                 "UPDATE memories SET is_active = 0, superseded_at = ? WHERE id = ?",

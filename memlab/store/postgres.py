@@ -57,11 +57,11 @@ from memlab.errors import BackendError, InvalidInputError, MissingDependencyErro
 from memlab.protocols import Embedder
 from memlab.records import MemoryItem
 from memlab.store.memory import (
-    CONFIDENCE_TIE,
     DEFAULT_EMBEDDER,
     MemoryEvent,
     format_context,
     validate_memory_spec,
+    version_rule,
 )
 
 if TYPE_CHECKING:
@@ -550,15 +550,7 @@ class PostgresStore:
                     "SELECT MAX(version) AS v FROM memories WHERE chain_id = %s", (chain_id,)
                 ).fetchone()
                 version = int(row["v"]) + 1 if row and row["v"] is not None else 1
-        wins = True
-        beaten_by: int | None = None
-        if incumbents:
-            champion = incumbents[-1]
-            delta = spec["confidence"] - float(champion["confidence"])
-            # |Δ| < 0.1: the newer wins; otherwise the higher confidence wins (rounding guards 0.9-0.8 = 0.0999..)
-            wins = round(abs(delta), 9) < CONFIDENCE_TIE or delta > 0
-            if not wins:
-                beaten_by = int(champion["id"])
+        wins, beaten_by = version_rule(spec["confidence"], incumbents[-1] if incumbents else None)
         if incumbents and wins:  # the slot's active version steps down first (partial unique index)
             cur.execute(
                 "UPDATE memories SET is_active = false, superseded_at = %s WHERE id = ANY(%s)",
