@@ -22,7 +22,10 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
 
 from memlab.errors import BackendError
 
@@ -31,6 +34,7 @@ __all__ = [
     "RRF_K",
     "LexicalIndex",
     "fts_query",
+    "fuse_with_cosines",
     "lexical_text",
     "owner_token",
     "query_terms",
@@ -129,6 +133,40 @@ def reciprocal_rank_fusion(
         for pos, item in enumerate(dict.fromkeys(ranking)):
             scores[item] = scores.get(item, 0.0) + w / (k + pos + 1)
     return sorted(scores.items(), key=lambda kv: -kv[1])
+
+
+def fuse_with_cosines(
+    dense: Sequence[tuple[int, float]],
+    lexical: Sequence[int],
+    query: NDArray[np.float32],
+    vectors: Callable[[list[int]], NDArray[np.float32]],
+    *,
+    k: int,
+    min_score: float | None = None,
+) -> list[tuple[int, float]]:
+    """Hybrid search's last step, shared by the stores: fuse a dense ranking (``(id, cosine)``, best first) and a
+    lexical one (ids) by reciprocal rank, keep each hit's cosine to ``query`` (lexical-only hits get it from
+    ``vectors(ids)``, one call for all of them), drop cosines below ``min_score``, cut to ``k``.
+
+    Example:
+        >>> vecs = {3: np.array([0.0, 1.0], dtype=np.float32)}
+        >>> fuse_with_cosines([(1, 0.9), (2, 0.5)], [3, 2], np.array([1.0, 0.0], dtype=np.float32),
+        ...                   lambda ids: np.stack([vecs[i] for i in ids]), k=2)
+        [(2, 0.5), (1, 0.9)]
+    """
+    fused = [i for i, _ in reciprocal_rank_fusion([[i for i, _ in dense], lexical])]
+    cos = dict(dense)
+    if min_score is None:
+        fused = fused[:k]
+    extra = [i for i in fused if i not in cos]
+    if extra:
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        q = q / max(float(np.linalg.norm(q)), 1e-12)
+        for i, v in zip(extra, np.asarray(vectors(extra), dtype=np.float32), strict=True):
+            cos[i] = float(v @ q)
+    if min_score is not None:
+        fused = [i for i in fused if cos[i] >= min_score]
+    return [(i, cos[i]) for i in fused[:k]]
 
 
 class LexicalIndex:

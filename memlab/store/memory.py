@@ -40,7 +40,7 @@ from memlab.index.partitioned import PartitionedFaissIndex
 from memlab.protocols import Embedder, VectorIndex
 from memlab.records import MemoryItem
 from memlab.store.db import Database
-from memlab.store.lexical import FTS_TOKENIZER, fts_query, lexical_text, owner_token, reciprocal_rank_fusion
+from memlab.store.lexical import FTS_TOKENIZER, fts_query, fuse_with_cosines, lexical_text, owner_token
 from memlab.text import messages, one_line
 
 __all__ = ["CONFIDENCE_TIE", "DEFAULT_EMBEDDER", "MemoryEvent", "MemoryStore"]
@@ -1239,20 +1239,9 @@ class MemoryStore:
         depth = max(4 * k, 40)
         dense = self._dense_hits(user_id, vec, depth, include_inactive=include_inactive)
         lexical = self._lexical_ids(user_id, text, depth, include_inactive)
-        fused = [i for i, _ in reciprocal_rank_fusion([[i for i, _ in dense], lexical])]
-        cos = dict(dense)
-        if min_score is None:
-            fused = fused[:k]
-        extra = [i for i in fused if i not in cos]
-        if extra:
-            q = np.asarray(vec, dtype=np.float32)
-            q = q / max(float(np.linalg.norm(q)), 1e-12)
-            for i, v in zip(extra, self.vectors(extra), strict=True):
-                cos[i] = float(np.dot(v, q))
-        if min_score is not None:
-            fused = [i for i in fused if cos[i] >= min_score]
-        items = self.get_many(fused[:k])
-        return [(m, cos[m.id]) for m in items]
+        hits = fuse_with_cosines(dense, lexical, vec, self.vectors, k=k, min_score=min_score)
+        items = self.get_many([i for i, _ in hits])
+        return [(m, c) for m, (_, c) in zip(items, hits, strict=True)]
 
     def _lexical_ids(self, user_id: str, text: str, k: int, include_inactive: bool) -> list[int]:
         """Ids of the user's memories ranked by FTS5 BM25 against ``text`` (best first, at most ``k``)."""

@@ -1004,7 +1004,7 @@ class PostgresStore:
         Raises:
             InvalidInputError: empty/bad text, k < 1, or an unknown mode.
         """
-        from memlab.store.lexical import query_terms, reciprocal_rank_fusion
+        from memlab.store.lexical import fuse_with_cosines, query_terms
 
         owner = "PostgresStore.search"
         user_id = check_user_id(user_id, owner=owner)
@@ -1029,19 +1029,10 @@ class PostgresStore:
             with self._tx() as cur:
                 rows = cur.execute(sql, {"u": user_id, "q": " or ".join(words), "k": depth}).fetchall()
             lexical = [int(r["id"]) for r in rows]
-        fused = [i for i, _ in reciprocal_rank_fusion([[m.id for m, _ in dense], lexical])]
-        by_id = {m.id: (m, s) for m, s in dense}
-        extra = [i for i in fused if i not in by_id]
-        if extra:
-            q = np.asarray(vec, dtype=np.float32)
-            q = q / max(float(np.linalg.norm(q)), 1e-12)
-            for m in self.get_many(extra):
-                v = self.vectors([m.id])[0]
-                by_id[m.id] = (m, float(np.dot(v, q)))
-        hits = [by_id[i] for i in fused]
-        if min_score is not None:
-            hits = [(m, s) for m, s in hits if s >= min_score]
-        return hits[:k]
+        hits = fuse_with_cosines([(m.id, c) for m, c in dense], lexical, vec, self.vectors, k=k, min_score=min_score)
+        known = {m.id: m for m, _ in dense}
+        fetched = iter(self.get_many([i for i, _ in hits if i not in known]))
+        return [(known[i] if i in known else next(fetched), c) for i, c in hits]
 
     def _search_settings(self, cur: psycopg.Cursor[Any], mode: str) -> None:
         """``SET LOCAL`` the HNSW and planner settings of one search (they end with its transaction)."""
