@@ -596,7 +596,7 @@ class ChatStore:
         # a chat is also as close as its closest archived passage: a 300-character theme summary cannot name
         # every event of a long chat, its archive can
         best: dict[str, float] = {}
-        for hit in self.search_history(user_id, topic, k=_SWITCH_PASSAGES):
+        for hit in self._history_hits(user_id, topic, q, _SWITCH_PASSAGES, chat_id=None, mode="hybrid"):
             best[hit.chat_id] = max(best.get(hit.chat_id, -1.0), hit.score)
         sims = np.asarray([max(float(v), best.get(r["id"], -1.0)) for r, v in zip(rows, sims, strict=True)])
         tau = self._tau()
@@ -647,6 +647,13 @@ class ChatStore:
             raise InvalidInputError(f"The 'mode' parameter of {owner} must be 'hybrid' or 'dense'. Got {mode!r}.")
         if chat_id is not None:
             self._row(chat_id, user_id, owner)
+        return self._history_hits(user_id, query, None, k, chat_id=chat_id, mode=mode)
+
+    def _history_hits(
+        self, user_id: str, query: str, q: NDArray[np.float32] | None, k: int, *, chat_id: str | None, mode: str
+    ) -> list[PassageHit]:
+        """:meth:`search_history` after validation; ``q`` is the query's embedding when the caller has it (else it
+        is embedded here, only when there are passages to compare)."""
         stale = self.db.query(
             "SELECT id, compacted_until FROM chats WHERE user_id = ? AND archived_until < compacted_until",
             (user_id,),
@@ -673,7 +680,8 @@ class ChatStore:
         if not rows:
             return []
         vecs = np.frombuffer(b"".join(r["embedding"] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        q = np.asarray(self.embedder.embed([query], mode="query"), dtype=np.float32)[0]
+        if q is None:
+            q = np.asarray(self.embedder.embed([query], mode="query"), dtype=np.float32)[0]
         sims = np.einsum("id,d->i", vecs, q)  # not BLAS: see ExtractiveSummarizer
         depth = max(4 * k, 40)
         dense = [int(i) for i in np.argsort(-sims, kind="stable")[:depth]]
