@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from memlab.entities import format_day
 from memlab.text import detect_lang
 
 __all__ = [
@@ -31,7 +32,6 @@ __all__ = [
     "SESSION_GAP",
     "PassageHit",
     "drop_overlapping",
-    "format_day",
     "passage_windows",
 ]
 
@@ -42,10 +42,6 @@ MAX_SHARED_TURNS = 2
 #: Turns further apart than this belong to different sessions (a passage never joins them).
 SESSION_GAP = timedelta(minutes=30)
 
-_MONTHS = {
-    "en": "January February March April May June July August September October November December".split(),
-    "it": "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre dicembre".split(),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,21 +68,6 @@ class PassageHit:
     def positions(self) -> range:
         """The ``full_history`` positions the passage covers."""
         return range(self.start, self.end + 1)
-
-
-def format_day(when: datetime, lang: str) -> str:
-    """A calendar day as people write it: ``8 maggio 2023`` (it), ``8 May 2023`` (en), ``2023年5月8日`` (zh).
-
-    Example:
-        >>> from datetime import datetime
-        >>> d = datetime(2023, 5, 8)
-        >>> format_day(d, "it"), format_day(d, "en"), format_day(d, "zh")
-        ('8 maggio 2023', '8 May 2023', '2023年5月8日')
-    """
-    if lang == "zh":
-        return f"{when.year}年{when.month}月{when.day}日"
-    months = _MONTHS.get(lang, _MONTHS["en"])
-    return f"{when.day} {months[when.month - 1]} {when.year}"
 
 
 def passage_windows(times: Sequence[datetime], start: int, stop: int) -> list[tuple[int, int]]:

@@ -13,7 +13,15 @@ Example:
 from __future__ import annotations
 
 from memlab.entities.extract import MAX_ENTITY_TEXT_CHARS, extract_entities
-from memlab.entities.model import ATTRIBUTES, STABLE_ATTRIBUTES, Entity, EntityKind, format_value
+from memlab.entities.model import (
+    ATTRIBUTES,
+    STABLE_ATTRIBUTES,
+    Entity,
+    EntityKind,
+    format_day,
+    format_month,
+    format_value,
+)
 
 __all__ = [
     "ATTRIBUTES",
@@ -22,5 +30,7 @@ __all__ = [
     "Entity",
     "EntityKind",
     "extract_entities",
+    "format_day",
+    "format_month",
     "format_value",
 ]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
-__all__ = ["ATTRIBUTES", "STABLE_ATTRIBUTES", "Entity", "EntityKind", "format_value"]
+__all__ = ["ATTRIBUTES", "STABLE_ATTRIBUTES", "Entity", "EntityKind", "format_day", "format_month", "format_value"]
 
 
 class EntityKind(StrEnum):
@@ -54,6 +55,29 @@ _MONTHS_IT = ("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "lug
               "ottobre", "novembre", "dicembre")
 _MONTHS_EN = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
               "November", "December")
+
+
+def format_day(when: Any, lang: str) -> str:
+    """A calendar day (anything with ``year``, ``month``, ``day``) as people write it: ``8 maggio 2023`` (it),
+    ``8 May 2023`` (en and any other language), ``2023年5月8日`` (zh).
+
+    Example:
+        >>> from datetime import date
+        >>> format_day(date(2023, 5, 8), "it"), format_day(date(2023, 5, 8), "en"), format_day(date(2023, 5, 8), "zh")
+        ('8 maggio 2023', '8 May 2023', '2023年5月8日')
+    """
+    if lang == "zh":
+        return f"{when.year}年{when.month}月{when.day}日"
+    months = _MONTHS_IT if lang == "it" else _MONTHS_EN
+    return f"{when.day} {months[when.month - 1]} {when.year}"
+
+
+def format_month(when: Any, lang: str) -> str:
+    """A month of a year: ``aprile 2023`` (it), ``April 2023`` (en and others), ``2023年4月`` (zh)."""
+    if lang == "zh":
+        return f"{when.year}年{when.month}月"
+    months = _MONTHS_IT if lang == "it" else _MONTHS_EN
+    return f"{months[when.month - 1]} {when.year}"
 
 
 @dataclass(frozen=True, slots=True)

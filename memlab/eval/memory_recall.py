@@ -133,7 +133,7 @@ def session_date(session: Any) -> datetime:
 
 def _facts(conv: Any, extractor: Any) -> list[MemoryUnit]:
     """Rule facts of every turn, in the third person, dated with their session's day (relative dates resolved)."""
-    from memlab.chats.passages import format_day
+    from memlab.entities import format_day
     from memlab.eval.extraction_task import to_third_person
     from memlab.extraction import resolve_relative_dates
 

@@ -18,6 +18,8 @@ from datetime import datetime, timedelta
 
 from dateutil.relativedelta import relativedelta
 
+from memlab.entities import format_day, format_month
+
 __all__ = ["resolve_relative_dates"]
 
 _DAY, _WEEK, _MONTH, _YEAR = "day", "week", "month", "year"
@@ -92,10 +94,6 @@ _PARSED: dict[str, list[tuple[str, str]]] = {
 }
 _WORD_EDGE = {"en": (r"(?<![\w'])", r"(?![\w])"), "it": (r"(?<![\w'])", r"(?![\w])"), "zh": ("", "")}
 _COMPILED: dict[str, re.Pattern[str]] = {}
-_MONTHS = {
-    "en": "January February March April May June July August September October November December".split(),
-    "it": "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre dicembre".split(),
-}
 _WEEK_OF = {"en": "the week of {}", "it": "la settimana del {}", "zh": "{}那周"}
 
 
@@ -108,20 +106,14 @@ def _pattern(lang: str) -> re.Pattern[str]:
     return _COMPILED[lang]
 
 
-def _day(when: datetime, lang: str) -> str:
-    if lang == "zh":
-        return f"{when.year}年{when.month}月{when.day}日"
-    return f"{when.day} {_MONTHS[lang][when.month - 1]} {when.year}"
-
-
 def _render(when: datetime, granularity: str, lang: str) -> str:
     if granularity == _DAY:
-        return _day(when, lang)
+        return format_day(when, lang)
     if granularity == _WEEK:
         monday = when - timedelta(days=when.weekday())
-        return _WEEK_OF[lang].format(_day(monday, lang))
+        return _WEEK_OF[lang].format(format_day(monday, lang))
     if granularity == _MONTH:
-        return f"{when.year}年{when.month}月" if lang == "zh" else f"{_MONTHS[lang][when.month - 1]} {when.year}"
+        return format_month(when, lang)
     return f"{when.year}年" if lang == "zh" else str(when.year)
 
 
