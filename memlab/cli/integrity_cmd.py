@@ -25,7 +25,7 @@ def register(groups: dict[str, Any]) -> None:
                         "'fake' only with --exhaustive (vectors unused)")
     p.add_argument("--similarity-threshold", type=float, default=None,
                    help="candidate cosine threshold (default: Settings; 'embedder' calibration when unset there)")
-    p.add_argument("--confidence-threshold", type=float, default=None, help="report at confidence >= this (default: Settings, 0.76)")
+    p.add_argument("--confidence-threshold", type=float, default=None, help="report at confidence >= this (default: Settings, 0.78)")
     p.add_argument("--exhaustive", action="store_true", help="compare with every memory (not only candidates)")
     p.add_argument("--lang", default=None, choices=["it", "en"], help="language of the explanations")
     _judge_bound_args(p)

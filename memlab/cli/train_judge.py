@@ -58,6 +58,12 @@ def register(groups: dict[str, Any]) -> None:
     t.add_argument("--limit", type=int, default=None, help="seeded sample of N units")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--max-fcr", type=float, default=0.10, help="cap on the dev false-contradiction rate")
+    t.add_argument(
+        "--rct-split",
+        default=None,
+        help="also run this split of RCT-like consistent units (decode: 'dev-rct') and cap their false alarms",
+    )
+    t.add_argument("--max-rct-fcr", type=float, default=0.10, help="cap on the --rct-split false-contradiction rate")
     t.add_argument("--out", default=None, help="write the grid and the choice to this JSON file")
     t.set_defaults(func=_tune)
 
@@ -101,14 +107,29 @@ def _tune(args: argparse.Namespace) -> int:
     traces = collect_traces(
         args.dataset, args.split, judge=judge, embedder=args.embedder, limit=args.limit, seed=args.seed
     )
-    best, grid = tune_detector(traces, max_false_contradiction_rate=args.max_fcr, out=args.out)
+    negatives = (
+        collect_traces(
+            args.dataset, args.rct_split, judge=judge, embedder=args.embedder, limit=args.limit, seed=args.seed
+        )
+        if args.rct_split
+        else []
+    )
+    best, grid = tune_detector(
+        traces,
+        max_false_contradiction_rate=args.max_fcr,
+        negatives=negatives,
+        max_rct_false_contradiction_rate=args.max_rct_fcr,
+        out=args.out,
+    )
     top = sorted(grid, key=lambda g: -g.f1)[:8]
-    print(f"{len(traces)} units ({sum(t.gold for t in traces)} contradictions), dev fcr cap {args.max_fcr}")
-    print("| cosine > | confidence >= | F1 | P | R | fcr |")
-    print("|---|---|---|---|---|---|")
+    print(f"{len(traces)} units ({sum(t.gold for t in traces)} contradictions), dev fcr cap {args.max_fcr}"
+          + (f"; {len(negatives)} {args.rct_split} units, fcr cap {args.max_rct_fcr}" if negatives else ""))
+    print("| cosine > | confidence >= | F1 | P | R | fcr | RCT-like fcr |")
+    print("|---|---|---|---|---|---|---|")
     for g in [best, *top]:
+        rct = "—" if g.rct_false_contradiction_rate is None else f"{g.rct_false_contradiction_rate:.3f}"
         print(f"| {g.similarity_threshold} | {g.confidence_threshold} | {g.f1:.3f} | {g.precision:.3f} | "
-              f"{g.recall:.3f} | {g.false_contradiction_rate:.3f} |")
+              f"{g.recall:.3f} | {g.false_contradiction_rate:.3f} | {rct} |")
     print(f"chosen: similarity_threshold={best.similarity_threshold} confidence_threshold={best.confidence_threshold}")
     return 0
 

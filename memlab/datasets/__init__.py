@@ -14,7 +14,7 @@ Example:
 
 from __future__ import annotations
 
-from memlab.datasets.dialogues import Dialogue, Turn, dialogue_pairs, load_dialogues
+from memlab.datasets.dialogues import Dialogue, Turn, dialogue_pairs, load_dialogues, remove_contradicting_turn
 from memlab.datasets.locomo import (
     LOCOMO_CATEGORIES,
     LocomoConversation,
@@ -56,6 +56,7 @@ __all__ = [
     "dialogue_pairs",
     "get_dataset",
     "load_dialogues",
+    "remove_contradicting_turn",
     "load_locomo",
     "load_pairs",
     "load_situatedqa",

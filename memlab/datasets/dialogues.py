@@ -26,6 +26,7 @@ __all__ = [
     "Turn",
     "dialogue_pairs",
     "load_dialogues",
+    "remove_contradicting_turn",
 ]
 
 
@@ -154,7 +155,8 @@ def load_dialogues(
     Args:
         name: ``"decode"`` (the only dialogue-level set).
         split: ``"human-bot"`` (contradiction and not), ``"rct"`` (all non-contradictions: false
-            positives) or ``"dev"`` (DECODE's dev dialogues, 4,003: the split to tune a detector on).
+            positives), ``"dev"`` (DECODE's dev dialogues, 4,003: the split to tune a detector on) or
+            ``"dev-rct"`` (RCT's construction on dev, see :func:`remove_contradicting_turn`: 2,013 negatives).
         data_dir: folder with ``human-bot.jsonl`` / ``rct.jsonl``; default ``datasets/decode``.
 
     Raises:
@@ -175,4 +177,35 @@ def load_dialogues(
     out: list[Dialogue] = []
     for path in dataset_files(name, split, data_dir):
         out.extend(parse_decode(path))
+    if split == "dev-rct":
+        out = [r for d in out if (r := remove_contradicting_turn(d)) is not None]
     return out
+
+
+def remove_contradicting_turn(d: Dialogue) -> Dialogue | None:
+    """RCT's construction ("remove contradicting turn") for a contradiction dialogue: a non-contradiction.
+
+    DECODE's RCT test group holds contradiction dialogues truncated before the contradicting turn, ending on an
+    earlier turn of the same side (the turns of a DECODE dialogue stop at its first contradiction, so that earlier
+    turn contradicts nothing). Dropping the last turn and the other speaker's turn before it does the same on any
+    split: the new last turn is the contradicting speaker's previous turn. On DECODE dev this gives dialogues of
+    6.7 turns with 2.6 earlier same-speaker turns on average (RCT: 6.9 and 2.6), so a detector can be checked for
+    false alarms on RCT-like dialogues without touching RCT.
+
+    Returns:
+        The truncated dialogue (label ``not_contradiction``, no evidence, ``meta["rct_of"]`` = the source id), or
+        ``None`` for a non-contradiction or a dialogue too short to keep one earlier turn of the last speaker.
+    """
+    if d.label is not Label.CONTRADICTION or len(d.turns) < 3:
+        return None
+    turns = d.turns[:-2]
+    last = turns[-1]
+    if turns[-1].speaker != d.turns[-1].speaker or not any(t.speaker == last.speaker for t in turns[:-1]):
+        return None
+    return Dialogue(
+        id=f"{d.id}#rct",
+        turns=turns,
+        label=Label.NOT_CONTRADICTION,
+        evidence=(),
+        meta={**dict(d.meta), "rct_of": d.id},
+    )

@@ -373,6 +373,10 @@ def load_pairs(name: str, split: str | None = None, *, data_dir: str | Path | No
     split = split if split is not None else info.default_split
     out: list[Pair] = []
     files = dataset_files(name, split, data_dir)  # validates the split
+    if name == "decode" and split == "dev-rct":  # derived dialogues (truncated), not the file's own
+        from memlab.datasets.dialogues import dialogue_pairs, load_dialogues
+
+        return [p for d in load_dialogues(name, split, data_dir=data_dir) for p in dialogue_pairs(d)]
     for rel, path in zip(info.splits[split], files, strict=True):
         out.extend(_PARSERS[name](path, rel))
     return out

@@ -202,11 +202,14 @@ DATASETS: Mapping[str, DatasetInfo] = {
                 "human-bot": ("human-bot.jsonl",),
                 "rct": ("rct.jsonl",),
                 "dev": ("../decode_pairs/dev_dialogues.jsonl.gz",),
+                "dev-rct": ("../decode_pairs/dev_dialogues.jsonl.gz",),
             },
             group_aggregation="max",
             default_split="human-bot",
             notes="pairs = (earlier turn of the last speaker, last turn), grouped by dialogue; score = max. "
-            "'dev' = DECODE's dev dialogues (from decode_pairs): the only split the detector may be tuned on.",
+            "'dev' = DECODE's dev dialogues (from decode_pairs): the only split the detector may be tuned on. "
+            "'dev-rct' = RCT's construction applied to dev: each dev contradiction dialogue with its contradicting "
+            "turn and the turn before it removed (all non-contradictions).",
         ),
         _info(
             name="decode_pairs",

@@ -6,10 +6,11 @@ add the earlier statements as memories of ONE user (embedded in one batch), add 
 
 How each dataset becomes memories:
 
-* ``decode`` (``human-bot`` | ``rct`` | ``dev``): the earlier turns of the speaker of the last turn (DECODE asks whether
+* ``decode`` (``human-bot`` | ``rct`` | ``dev`` | ``dev-rct``): the earlier turns of the speaker of the last turn (DECODE asks whether
   the last turn contradicts that speaker's own earlier turns); 2-turn dialogues fall back to the other
   speaker's turn, like the pairwise loader. ``rct`` holds only negatives: its run reports
-  ``false_contradiction_rate``.
+  ``false_contradiction_rate``. ``dev-rct`` is RCT's construction applied to the dev dialogues
+  (:func:`memlab.datasets.remove_contradicting_turn`): RCT-like negatives to tune on.
 * ``cdconv``: the three history utterances (speaker tags removed); the new item is the bot's reply.
   Classes 1-3 are contradictions.
 * ``ci_tod``: every earlier utterance plus one memory per knowledge-base row; the new item is the last turn.
@@ -49,7 +50,7 @@ __all__ = [
 
 #: dataset -> (default split, splits)
 INTEGRITY_DATASETS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "decode": ("human-bot", ("human-bot", "rct", "dev")),
+    "decode": ("human-bot", ("human-bot", "rct", "dev", "dev-rct")),
     "cdconv": ("test", ("train", "dev", "test")),
     "ci_tod": ("test", ("train", "dev", "test")),
     "kvpi": ("test", ("test",)),

@@ -143,7 +143,7 @@ class IntegrityConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    confidence_threshold: float = Field(0.76, ge=0.0, le=1.0)
+    confidence_threshold: float = Field(0.78, ge=0.0, le=1.0)
     max_similar: int = Field(10, ge=1)
     exhaustive: bool = False
     similarity_threshold: float | None = Field(None, ge=-1.0, le=1.0)

@@ -12,6 +12,11 @@ of the decision rule over a grid:
 * it is reported when its confidence is at least the confidence threshold;
 * a unit is flagged when any of its pairs is reported.
 
+A second set of traces can cap false alarms on negatives built like DECODE's RCT test group: ``decode`` split
+``dev-rct`` (each dev contradiction dialogue with its contradicting turn removed, see
+:func:`memlab.datasets.remove_contradicting_turn`). Its false-contradiction rate is reported for every grid point
+(``rct_false_contradiction_rate``) and capped by ``max_rct_false_contradiction_rate``.
+
 Pairs decided by the entity / pattern levels do not depend on either threshold's candidates (each pair is decided
 on its own), so the replay gives exactly what the checker would report with those settings.
 
@@ -56,6 +61,7 @@ class DetectorPoint:
     recall: float
     false_contradiction_rate: float
     flagged: int
+    rct_false_contradiction_rate: float | None = None
 
 
 def collect_traces(
@@ -114,9 +120,16 @@ def _flags(traces: Sequence[UnitTrace], sim: float, conf: float) -> np.ndarray:
 
 
 def sweep(
-    traces: Sequence[UnitTrace], similarity: Sequence[float], confidence: Sequence[float]
+    traces: Sequence[UnitTrace],
+    similarity: Sequence[float],
+    confidence: Sequence[float],
+    *,
+    negatives: Sequence[UnitTrace] = (),
 ) -> list[DetectorPoint]:
     """Dev metrics of every grid point (see the module docstring for the replayed rule).
+
+    ``negatives`` (RCT-like consistent units, e.g. ``decode``/``dev-rct``) add their false-contradiction rate to
+    each point.
 
     Scored with :mod:`memlab.eval.metrics` (the functions every run uses); a grid point that flags nothing has
     precision 0 (its undefined-metric warning is silenced: it is an expected point of the grid).
@@ -137,6 +150,7 @@ def sweep(
                 warnings.simplefilter("ignore", UndefinedMetricWarning)
                 m = per_class(gold, pred, labels=[c])[c]
                 fcr = false_contradiction_rate(gold, pred)
+            rct = float(_flags(negatives, sim, conf).mean()) if negatives else None
             out.append(
                 DetectorPoint(
                     similarity_threshold=round(float(sim), 4),
@@ -146,6 +160,7 @@ def sweep(
                     recall=round(m.recall, 4),
                     false_contradiction_rate=round(fcr, 4),
                     flagged=int(flags.sum()),
+                    rct_false_contradiction_rate=None if rct is None else round(rct, 4),
                 )
             )
     return out
@@ -157,9 +172,14 @@ def tune_detector(
     max_false_contradiction_rate: float = 0.10,
     similarity: Sequence[float] | None = None,
     confidence: Sequence[float] | None = None,
+    negatives: Sequence[UnitTrace] = (),
+    max_rct_false_contradiction_rate: float = 0.10,
     out: str | Path | None = None,
 ) -> tuple[DetectorPoint, list[DetectorPoint]]:
     """The best dev F1 whose dev false-contradiction rate is within the cap (ties: fewer flags), and the grid.
+
+    With ``negatives`` (RCT-like consistent units) a point must also keep their false-contradiction rate within
+    ``max_rct_false_contradiction_rate``.
 
     Raises:
         InvalidInputError: no trace, or no grid point within the cap.
@@ -169,11 +189,17 @@ def tune_detector(
     # cosines are in the embedder's own scale (e5's English candidate threshold is ~0.13, recall >= 0.95)
     sims = list(similarity) if similarity is not None else [-1.0, 0.0, 0.05, 0.1, 0.13, 0.15, 0.2, 0.25, 0.3, 0.4]
     confs = list(confidence) if confidence is not None else [round(x, 2) for x in np.arange(0.30, 0.99, 0.02)]
-    grid = sweep(traces, sims, confs)
-    ok = [g for g in grid if g.false_contradiction_rate <= max_false_contradiction_rate]
+    grid = sweep(traces, sims, confs, negatives=negatives)
+    ok = [
+        g
+        for g in grid
+        if g.false_contradiction_rate <= max_false_contradiction_rate
+        and (g.rct_false_contradiction_rate is None or g.rct_false_contradiction_rate <= max_rct_false_contradiction_rate)
+    ]
     if not ok:
         raise InvalidInputError(
-            f"No setting keeps the dev false-contradiction rate within {max_false_contradiction_rate}."
+            f"No setting keeps the dev false-contradiction rate within {max_false_contradiction_rate}"
+            + (f" and the RCT-like rate within {max_rct_false_contradiction_rate}." if negatives else ".")
         )
     best = max(ok, key=lambda g: (g.f1, -g.flagged, g.confidence_threshold))
     if out is not None:
@@ -184,7 +210,9 @@ def tune_detector(
                 {
                     "units": len(traces),
                     "positives": sum(t.gold for t in traces),
+                    "rct_units": len(negatives),
                     "max_false_contradiction_rate": max_false_contradiction_rate,
+                    "max_rct_false_contradiction_rate": max_rct_false_contradiction_rate if negatives else None,
                     "best": asdict(best),
                     "grid": [asdict(g) for g in grid],
                 },

@@ -170,6 +170,36 @@ def test_decode_dev_dialogues_come_from_decode_pairs() -> None:
     assert {p.meta["group"] for p in pairs} == {d.id for d in dialogues}
 
 
+def test_decode_dev_rct_is_rcts_construction_on_dev() -> None:
+    dev = {d.id: d for d in load_dialogues("decode", "dev")}
+    rct = load_dialogues("decode", "dev-rct")
+    assert len(rct) == sum(d.label is Label.CONTRADICTION for d in dev.values())  # every dev contradiction
+    for d in rct:
+        src = dev[d.meta["rct_of"]]
+        assert d.label is Label.NOT_CONTRADICTION and not d.evidence
+        assert d.turns == src.turns[:-2]  # the contradicting turn and the turn before it removed
+        assert d.turns[-1].speaker == src.turns[-1].speaker  # the same side speaks last
+        assert any(t.speaker == d.turns[-1].speaker for t in d.turns[:-1])
+    pairs = load_pairs("decode", "dev-rct")
+    assert {p.meta["group"] for p in pairs} == {d.id for d in rct}
+    assert {p.label for p in pairs} == {Label.NOT_CONTRADICTION}
+    assert {p.hypothesis for p in pairs} == {d.turns[-1].text for d in rct}
+
+
+def test_remove_contradicting_turn_keeps_only_what_it_can() -> None:
+    from memlab.datasets import Dialogue, Turn, remove_contradicting_turn
+
+    turns = tuple(Turn(i, str(i % 2), f"t{i}") for i in range(5))
+    d = Dialogue("x", turns, Label.CONTRADICTION, evidence=(0,))
+    r = remove_contradicting_turn(d)
+    assert r is not None and r.turns == turns[:3] and r.label is Label.NOT_CONTRADICTION and r.evidence == ()
+    assert r.id == "x#rct" and r.meta["rct_of"] == "x"
+    assert remove_contradicting_turn(Dialogue("y", turns, Label.NOT_CONTRADICTION)) is None  # already consistent
+    assert remove_contradicting_turn(Dialogue("z", turns[:3], Label.CONTRADICTION)) is None  # no earlier own turn
+    same = tuple(Turn(i, "0", f"s{i}") for i in range(4))  # one speaker: the new last turn is still that speaker's
+    assert remove_contradicting_turn(Dialogue("w", same, Label.CONTRADICTION)).turns == same[:2]
+
+
 def test_research_and_non_commercial_classes_follow_the_training_rule() -> None:
     research = {n for n, d in DATASETS.items() if d.license_class == "research"}
     assert research == {"decode_pairs", "lingnli", "cnli_zh"}

@@ -153,7 +153,7 @@ def test_judge_gets_undecided_pairs_in_one_batch_and_threshold_applies(store: Me
     script = {(a.text, new.text): 0.95, (b.text, new.text): 0.75, (c.text, new.text): 0.1}
     res = SemanticIntegrityChecker(store, Spy(script), similarity_threshold=0.2).check(new)
     assert calls == [3]
-    assert [x.other_id for x in res.contradictions] == [a.id]  # 0.75 < 0.76 (the default threshold) is not reported
+    assert [x.other_id for x in res.contradictions] == [a.id]  # 0.75 < 0.78 (the default threshold) is not reported
     top = res.contradictions[0]
     assert top.decided_by == "judge" and top.confidence == pytest.approx(0.95)
     assert "alpha beta gamma one" in top.explanation
@@ -259,7 +259,7 @@ def test_get_params_is_json_able(store: MemoryStore) -> None:
     import json
 
     params = SemanticIntegrityChecker(store, ScriptedJudge()).get_params()
-    assert json.loads(json.dumps(params))["confidence_threshold"] == Settings().integrity_confidence_threshold == 0.76
+    assert json.loads(json.dumps(params))["confidence_threshold"] == Settings().integrity_confidence_threshold == 0.78
 
 
 @pytest.mark.model

@@ -54,6 +54,21 @@ def test_choice_respects_the_false_alarm_cap(tmp_path: Path) -> None:
         tune_detector([], similarity=[0.0], confidence=[0.5])
 
 
+def test_rct_like_negatives_cap_the_choice() -> None:
+    # RCT-like consistent units: one false alarm at 0.75 among two
+    negatives = [UnitTrace("r1", False, (("judge", 0.75, 0.3, True),)), UnitTrace("r2", False, ())]
+    grid = {g.confidence_threshold: g for g in sweep(_traces(), [0.0], [0.5, 0.8], negatives=negatives)}
+    assert grid[0.5].rct_false_contradiction_rate == 0.5 and grid[0.8].rct_false_contradiction_rate == 0.0
+    assert sweep(_traces(), [0.0], [0.5])[0].rct_false_contradiction_rate is None
+    free, _ = tune_detector(_traces(), max_false_contradiction_rate=0.5, similarity=[0.0], confidence=[0.5, 0.8])
+    capped, _ = tune_detector(_traces(), max_false_contradiction_rate=0.5, similarity=[0.0], confidence=[0.5, 0.8],
+                              negatives=negatives, max_rct_false_contradiction_rate=0.1)
+    assert (free.confidence_threshold, capped.confidence_threshold) == (0.5, 0.8)
+    with pytest.raises(InvalidInputError, match="RCT-like"):
+        tune_detector(_traces(), similarity=[0.0], confidence=[0.5], negatives=negatives,
+                      max_rct_false_contradiction_rate=0.1)
+
+
 @pytest.mark.parametrize("split", ["human-bot", "rct", "test"])
 def test_blind_and_test_splits_are_refused(split: str) -> None:
     with pytest.raises(InvalidInputError, match="dev/train splits only"):
