@@ -54,6 +54,21 @@ def _multilingual(**kwargs: Any) -> Judge:
     return DefaultJudge(MULTILINGUAL_WEIGHTS, **{"name": "multilingual", **kwargs})
 
 
+def _ensemble(**kwargs: Any) -> Judge:
+    from memlab.judges.default import DEFAULT_WEIGHTS, MULTILINGUAL_WEIGHTS, DefaultJudge
+    from memlab.judges.ensemble import ENSEMBLE_THRESHOLD, AveragedJudge
+    from memlab.judges.routed import LanguageRoutedJudge
+
+    name = kwargs.pop("name", "ensemble")
+    multilingual = DefaultJudge(MULTILINGUAL_WEIGHTS, name=f"{name}/multilingual", **kwargs)
+    english = AveragedJudge(
+        [DefaultJudge(DEFAULT_WEIGHTS, name=f"{name}/english", **kwargs), multilingual],
+        decision_threshold=ENSEMBLE_THRESHOLD,
+        name=f"{name}/english+multilingual",
+    )
+    return LanguageRoutedJudge(english, multilingual, name=name)
+
+
 def _majority(**kwargs: Any) -> Judge:
     from memlab.judges.baselines import MajorityJudge
 
@@ -85,6 +100,7 @@ _BUILTIN: dict[str, Callable[..., Judge]] = {
     "default": _default,
     "english": _english,
     "multilingual": _multilingual,
+    "ensemble": _ensemble,
     "majority": _majority,
     "lexical": _lexical,
     "llm": _llm,
@@ -107,7 +123,8 @@ def load_judge(name: str = "default", **kwargs: Any) -> Judge:
     Names: ``default`` (memlab's trained judges, shipped in the package, loaded lazily on first use: each pair
     goes to the ``english`` or the ``multilingual`` one by its detected language, see
     :class:`~memlab.judges.routed.LanguageRoutedJudge`; with ``weights=DIR`` one model trained by
-    ``memlab train-judge``),
+    ``memlab train-judge``), ``ensemble`` (English pairs judged by the mean of both trained judges' probabilities,
+    more accurate on dev and about 4x slower, see :mod:`memlab.judges.ensemble`; other pairs as ``default``),
     ``hf:<model id or local path>`` (any Hugging Face sequence-classification NLI model; label mapping from
     its config), ``majority`` / ``lexical`` (baselines), ``llm`` (an LLM judge: pass ``llm=`` or configure
     one in the settings), or any name added with :func:`register_judge`.
