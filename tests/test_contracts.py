@@ -19,7 +19,7 @@ from memlab.llm.scripted import ScriptedLLM
 from memlab.testing import FakeEmbedder, check_embedder, check_extractor, check_judge, check_vector_index
 
 REAL_EMBEDDERS = [n for n in available_embedders() if not n.startswith("st:")]
-MODEL_JUDGES = ["default", "english", "multilingual"]
+MODEL_JUDGES = ["default", "english", "multilingual", "ensemble"]
 CHEAP_JUDGES = ["majority", "lexical"]
 # read at collection, before any test or doctest registers a demo component of its own
 REGISTERED_JUDGES = {n for n in available_judges() if n != "hf:<model>"}
