@@ -43,7 +43,8 @@ def test_bench_postgres_smoke(pg_dsn: str, tmp_path: Path) -> None:
     assert {"faiss", "store_add", "check", "store_add (HNSW in place)"} <= set(pg.stages)
     assert {x["user"] for x in pg.facts} == {"user-00000", "user-00001"}
     rows = pg.indexes
-    assert len(rows) == 2 * len(HNSW_SETTINGS)  # real and random queries, every setting
+    assert len(rows) == 2 * (1 + len(HNSW_SETTINGS))  # real and random queries: exact, then every HNSW setting
+    assert [r["recall_at_10"] for r in rows if r["factory"].startswith("PostgreSQL exact")] == [1.0, 1.0]
     assert all(0 <= r["recall_at_10"] <= r["recall_at_10_ties"] <= 1 for r in rows)
     # the figures so far were logged before the HNSW build, then one line per setting
     assert any("figures so far (exact search)" in x for x in lines) and any("HNSW built" in x for x in lines)
