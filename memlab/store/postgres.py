@@ -375,6 +375,13 @@ class PostgresStore:
             row = cur.execute("SELECT to_regclass('memories_embedding_hnsw') IS NOT NULL AS ok").fetchone()
         return bool(row and row["ok"])
 
+    def drop_hnsw_index(self) -> None:
+        """Drop the HNSW index (idempotent): the exact search (the default) never reads it, and every write pays for
+        it (measured at 1M memories: add p50 1.5 ms without it, 32 ms with it). The ``auto`` mode then scans the
+        user's rows and ``hnsw`` has no index to force; :meth:`build_hnsw_index` brings it back."""
+        with self._tx() as cur:
+            cur.execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
+
     def build_hnsw_index(
         self, *, maintenance_work_mem: str = "1GB", parallel_workers: int | None = None
     ) -> float:

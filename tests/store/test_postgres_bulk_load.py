@@ -106,9 +106,14 @@ def test_bulk_load_without_the_hnsw_index_then_build_it(store, rng):
     seconds = store.build_hnsw_index(maintenance_work_mem="64MB", parallel_workers=0)
     assert seconds > 0 and store.has_hnsw_index() and store.build_hnsw_index() == 0.0
     assert "memories_embedding_hnsw" in store.explain_search("u1", q, mode="hnsw")
-    store.conn.execute("DROP INDEX memories_embedding_hnsw")
+    store.drop_hnsw_index()
+    store.drop_hnsw_index()  # idempotent
+    assert not store.has_hnsw_index()
+    added = store.add("u1", "written without the HNSW index", embedding=q)
+    assert store.search_by_vector("u1", q, 1)[0][0].id == added.id
     store.rebuild_index()  # builds a missing index instead of failing on REINDEX
     assert store.has_hnsw_index()
+    assert store.search_by_vector("u1", q, 1, mode="hnsw")[0][0].id == added.id
 
 
 def test_relaxed_iterative_scan_returns_the_users_rows_sorted(pg_dsn, rng):
