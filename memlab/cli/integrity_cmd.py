@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
 __all__ = ["register"]
@@ -54,6 +55,14 @@ def register(groups: dict[str, Any]) -> None:
     b.add_argument("--store-index", default="partitioned", choices=["partitioned", "global"],
                    help="with --users: the store's per-user index (default) or one index for all users (the "
                         "layout before partitions, for comparison)")
+    b.add_argument("--backend", default="sqlite",
+                   help="store backend(s): sqlite (default), postgres, or both side by side: 'sqlite,postgres' "
+                        "(postgres: a throwaway PostgreSQL + pgvector server, bulk-loaded; HNSW recall vs exact)")
+    b.add_argument("--pg-dsn", default=None, help="postgres backend: use this server instead of a throwaway one")
+    b.add_argument("--no-hnsw", action="store_true", help="postgres backend: skip the HNSW build and recall")
+    b.add_argument("--pg-maintenance-work-mem", default="1GB",
+                   help="postgres backend: maintenance_work_mem of the HNSW build (default 1GB; ~3GB keeps 1M "
+                        "384-d vectors in memory)")
     _judge_bound_args(b)
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--out", default=None, help="write the run here (run.json, examples.jsonl, bench.md)")
@@ -140,14 +149,29 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from memlab.lab.bench.integrity import run_integrity_bench
+    from memlab.lab.bench.integrity import BACKENDS, compare_markdown, run_integrity_bench
 
     _set_threads(args.threads)
-    result = run_integrity_bench(
-        n=args.memories, n_queries=args.queries, judge=args.judge, embedder=args.embedder,
-        store_limit=args.store_limit, indexes=[x.strip() for x in args.indexes.split(";") if x.strip()],
-        large_indexes=[x.strip() for x in args.large_indexes.split(";") if x.strip()] if args.large_indexes else None,
-        seed=args.seed, out=args.out, users=args.users, store_index=args.store_index,
-        checker_overrides=_bound_overrides(args) or None)
-    print(result.to_markdown())
+    backends = [x.strip() for x in args.backend.split(",") if x.strip()]
+    if not backends or any(b not in BACKENDS for b in backends):
+        print(f"--backend must be one or more of {', '.join(BACKENDS)} separated by ','; got {args.backend!r}",
+              file=sys.stderr)
+        return 2
+    results = []
+    for backend in backends:
+        out = args.out if args.out is None or len(backends) == 1 else str(Path(args.out) / backend)
+        print(f"## backend: {backend}", flush=True)
+        result = run_integrity_bench(
+            n=args.memories, n_queries=args.queries, judge=args.judge, embedder=args.embedder,
+            store_limit=args.store_limit, indexes=[x.strip() for x in args.indexes.split(";") if x.strip()],
+            large_indexes=[x.strip() for x in args.large_indexes.split(";") if x.strip()] if args.large_indexes else None,
+            seed=args.seed, out=out, users=args.users,
+            store_index=args.store_index if backend == "sqlite" else "partitioned",
+            checker_overrides=_bound_overrides(args) or None, backend=backend, pg_dsn=args.pg_dsn,
+            pg_hnsw=not args.no_hnsw, pg_maintenance_work_mem=args.pg_maintenance_work_mem,
+            log=lambda msg: print(msg, flush=True))
+        print(result.to_markdown(), flush=True)
+        results.append(result)
+    if len(results) > 1:
+        print("\n## side by side\n\n" + compare_markdown(results))
     return 0

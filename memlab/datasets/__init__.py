@@ -14,7 +14,13 @@ Example:
 
 from __future__ import annotations
 
-from memlab.datasets.dialogues import Dialogue, Turn, dialogue_pairs, load_dialogues, remove_contradicting_turn
+from memlab.datasets.dialogues import (
+    Dialogue,
+    Turn,
+    dialogue_pairs,
+    load_dialogues,
+    remove_contradicting_turn,
+)
 from memlab.datasets.locomo import (
     LOCOMO_CATEGORIES,
     LocomoConversation,

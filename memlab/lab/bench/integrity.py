@@ -55,7 +55,10 @@ import numpy as np
 
 from memlab.lab.bench.corpus import fact_corpus
 
-__all__ = ["IntegrityBenchResult", "run_integrity_bench"]
+__all__ = ["BACKENDS", "IntegrityBenchResult", "compare_markdown", "run_integrity_bench"]
+
+#: Store backends of the bench.
+BACKENDS = ("sqlite", "postgres")
 
 
 @dataclass
@@ -86,11 +89,13 @@ class IntegrityBenchResult:
         for k, v in self.figures.items():
             lines.append(f"| {k} | {v:,.3f} |" if isinstance(v, float) else f"| {k} | {v} |")
         if self.indexes:
-            lines += ["", "| vectors | N | index | build s | search p50 ms | search p95 ms | recall@10 vs exact |",
-                      "|---|---|---|---|---|---|---|"]
+            lines += ["", "| vectors | N | index | build s | search p50 ms | search p95 ms | recall@10 vs exact "
+                      "| recall@10 with ties |", "|---|---|---|---|---|---|---|---|"]
             for r in self.indexes:
+                ties = r.get("recall_at_10_ties")
                 lines.append(f"| {r['vectors']} | {r['n']:,} | {r['factory']} | {r['build_s']:.2f} | "
-                             f"{r['p50_ms']:.3f} | {r['p95_ms']:.3f} | {r['recall_at_10']:.3f} |")
+                             f"{r['p50_ms']:.3f} | {r['p95_ms']:.3f} | {r['recall_at_10']:.3f} | "
+                             + ("–" if ties is None else f"{ties:.3f}") + " |")
         lines += [""] + [f"- {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -280,6 +285,7 @@ def _multi_user_store(emb: Any, path: Path, texts: list[str], res: IntegrityBenc
     res.figures["store_close_s (index saved)"] = time.perf_counter() - t
     index_file = Path(str(path) + ".faiss")
     res.figures["index_file_mb"] = index_file.stat().st_size / 2**20 if index_file.exists() else 0.0
+    res.figures["store_files_mb"] = sum(f.stat().st_size for f in path.parent.glob(path.name + "*")) / 2**20
     del store
     _release_freed_memory()
     res.figures["rss_mb_before_reopen"] = _rss_mb()
@@ -388,6 +394,38 @@ def _machine_note(res: IntegrityBenchResult, notes: list[str]) -> None:
         pass
 
 
+def _run_postgres(emb: Any, res: IntegrityBenchResult, texts: list[str], new_texts: list[str], users: int,
+                  seed: int, judge_obj: Any, levels: tuple[str, ...], checker_overrides: dict[str, Any] | None,
+                  notes: list[str], dsn: str | None, hnsw: bool, maintenance_work_mem: str, say: Any) -> None:
+    """The postgres backend: bulk load, checks on the exact search, then HNSW build + recall (see the module)."""
+    from memlab.integrity import SemanticIntegrityChecker
+    from memlab.lab.bench.pg_integrity import PgBench
+
+    pg = PgBench(emb, res, users, seed, dsn=dsn, maintenance_work_mem=maintenance_work_mem, log=say)
+    try:
+        store, checked = pg.fill(texts, _rss_mb)
+        notes.append(f"{res.n:,} memories over {users:,} users in PostgreSQL + pgvector {res.figures['pgvector']} "
+                     f"(bulk_load: binary COPY, one user's rows contiguous): {len(checked)} users hold the embedded "
+                     "corpus and get the checked facts; the other users' memories are filler with RANDOM unit "
+                     "vectors. The checks ran on the exact search BEFORE the HNSW index was built (their "
+                     "store_add has no HNSW insert; `store_add (HNSW in place)` is measured after the build).")
+        checker = SemanticIntegrityChecker(store, judge_obj, levels=levels, **(checker_overrides or {}))
+        checker.warm_up()
+        say(f"checking {len(new_texts)} new facts (exact search)")
+        judged = _time_checks(emb, store, checker, new_texts, res, checked)
+        pg.memory("after_checks", _rss_mb)
+        if not judged:
+            notes.append("judge stage not measured (no judge).")
+        say("figures so far (exact search):\n" + res.to_markdown())
+        if hnsw:
+            pg.hnsw(np.asarray(emb.embed(new_texts), dtype=np.float32), checked, _rss_mb)
+        else:
+            notes.append("HNSW not built (pg_hnsw=False): no recall figures.")
+        res.figures["peak_client_rss_mb"] = _peak_rss_mb()
+    finally:
+        pg.close()
+
+
 def run_integrity_bench(
     n: int = 10_000,
     n_queries: int = 200,
@@ -402,6 +440,11 @@ def run_integrity_bench(
     users: int | None = None,
     store_index: str = "partitioned",
     checker_overrides: dict[str, Any] | None = None,
+    backend: str = "sqlite",
+    pg_dsn: str | None = None,
+    pg_hnsw: bool = True,
+    pg_maintenance_work_mem: str = "1GB",
+    log: Any = None,
 ) -> IntegrityBenchResult:
     """Run the benchmark (see the module docs for what each figure means).
 
@@ -422,6 +465,13 @@ def run_integrity_bench(
             FAISS index for all users, the layout before partitions), with ``users``.
         checker_overrides: :class:`~memlab.integrity.IntegrityConfig` fields for the checker (e.g.
             ``max_judged_pairs=None, judge_after_hit=True`` for the unbounded judge stage).
+        backend: ``"sqlite"`` (default: SQLite + FAISS) or ``"postgres"`` (:class:`~memlab.store.postgres.PostgresStore`
+            on a throwaway server, or ``pg_dsn``; see :mod:`memlab.lab.bench.pg_integrity`): the store is
+            bulk-loaded, the checks run on the exact search, then the HNSW index is built (``pg_hnsw``) and its
+            recall@10 vs exact measured. ``users=None`` means one user.
+        pg_maintenance_work_mem: memory of the HNSW build.
+        log: called with a progress line (e.g. ``print``); the postgres backend also logs its figures so far
+            before the long HNSW build.
 
     Returns:
         An :class:`IntegrityBenchResult`.
@@ -439,6 +489,12 @@ def run_integrity_bench(
         raise InvalidInputError(
             f"The 'store_index' parameter of run_integrity_bench must be 'partitioned' or 'global'. "
             f"Got {store_index!r} instead.")
+    if backend not in BACKENDS:
+        raise InvalidInputError(
+            f"The 'backend' parameter of run_integrity_bench must be one of {BACKENDS}. Got {backend!r} instead.")
+    if backend == "postgres" and store_index != "partitioned":
+        raise InvalidInputError("run_integrity_bench: store_index applies to the sqlite backend only.")
+    say = log or (lambda _msg: None)
     emb = resolve_embedder(embedder)
     store_n = min(n, store_limit)
     notes: list[str] = []
@@ -448,6 +504,16 @@ def run_integrity_bench(
                                judge=judge_name, seed=seed)
     texts = fact_corpus(store_n, seed=seed)
     new_texts = [f"{t} ({i})" for i, t in enumerate(fact_corpus(n_queries, seed=seed + 1))]
+    if backend == "postgres":
+        res.figures["backend"] = "postgres"
+        _run_postgres(emb, res, texts, new_texts, users or 1, seed, judge_obj, levels, checker_overrides, notes,
+                      pg_dsn, pg_hnsw, pg_maintenance_work_mem, say)
+        _machine_note(res, notes)
+        res.notes = notes
+        if out:
+            res.write(out)
+        return res
+    res.figures["backend"] = "sqlite"
     tmp = tempfile.TemporaryDirectory()
     try:
         if users is None:
@@ -482,3 +548,38 @@ def run_integrity_bench(
     if out:
         res.write(out)
     return res
+
+
+def compare_markdown(results: list[IntegrityBenchResult]) -> str:
+    """One row per backend: the vector stage, the check, the add, HNSW's best recall and the memory."""
+
+    def fig(r: IntegrityBenchResult, *keys: str) -> str:
+        for k in keys:
+            v = r.figures.get(k)
+            if isinstance(v, int | float) and v == v:
+                return f"{v:,.0f}"
+        return "–"
+
+    def stage(r: IntegrityBenchResult, name: str) -> str:
+        st = r.stages.get(name)
+        return "–" if st is None else f"{st['p50']:.2f} / {st['p95']:.2f}"
+
+    lines = ["| backend | N / users | vector stage p50 / p95 ms | check p50 / p95 ms | store add p50 / p95 ms | "
+             "approximate index: recall@10 (ties) at p95 ms | client RSS MB | server PSS MB | on disk MB |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        approx = [x for x in r.indexes if x["factory"] not in ("Flat", "PostgreSQL exact (user_id index)")
+                  and x.get("recall_at_10") == x.get("recall_at_10")]
+        if r.figures.get("backend") == "postgres":
+            approx = [x for x in approx if x["vectors"].startswith("pg real")]
+        best = max(approx, key=lambda x: x["recall_at_10"], default=None)
+        best_s = "–" if best is None else (f"{best['recall_at_10']:.3f} ({best.get('recall_at_10_ties', float('nan')):.3f}) "
+                                           f"at {best['p95_ms']:.1f}: {best['factory']}")
+        add = stage(r, "store_add (HNSW in place)") if "store_add (HNSW in place)" in r.stages else stage(r, "store_add")
+        lines.append(
+            f"| {r.figures.get('backend', 'sqlite')} | {r.n:,} / {r.figures.get('users', 1)} | {stage(r, 'faiss')} | "
+            f"{stage(r, 'check')} | {add} | {best_s} | "
+            f"{fig(r, 'client_rss_mb_after_checks', 'rss_mb_after_checks')} | "
+            f"{fig(r, 'pg_server_pss_mb_hnsw_built', 'pg_server_pss_mb_after_checks')} | "
+            f"{fig(r, 'pg_datadir_mb_hnsw_built', 'pg_datadir_mb_after_checks', 'store_files_mb')} |")
+    return "\n".join(lines)
