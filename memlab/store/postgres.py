@@ -395,7 +395,6 @@ class PostgresStore:
         Returns:
             The build's seconds (0.0 when the index was already there).
         """
-        import os
         import time
 
         if self.has_hnsw_index():
