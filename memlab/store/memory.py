@@ -1436,22 +1436,22 @@ class MemoryStore:
         q = check_unit_vectors(q, normalize=True, name="vector", owner="MemoryStore.search")
         if allowed is None:
             allowed = self._allowed_ids(user_id, include_inactive)
-        # excluded ids are dropped from the hits, not from ``allowed``: the cached array (and the index's selector
-        # built for it) serve every call; k grows by the excluded ids that are allowed, so k are left
         drop = np.unique(np.asarray([int(i) for i in exclude if is_row_id(i)], dtype=np.int64))
         if len(drop) and len(allowed):
             pos = np.minimum(np.searchsorted(allowed, drop), len(allowed) - 1)
-            drop = drop[allowed[pos] == drop]
+            drop = drop[allowed[pos] == drop]  # the excluded ids that are allowed
         n = min(k, len(allowed) - len(drop))
         if n <= 0:
             return []
         if isinstance(self.index, PartitionedFaissIndex):  # only this user's vectors are scanned
-            scores, ids = self.index.search(q, n + len(drop), allowed=allowed, partition=user_id)
+            # the cached ``allowed`` (and the selector the index keeps for it) serve every call; excluded ids
+            # are a small selector of their own: the same search as over ``allowed`` minus them
+            scores, ids = self.index.search(q, n, allowed=allowed, partition=user_id, exclude=drop)
+        elif isinstance(self.index, FaissIndex):
+            scores, ids = self.index.search(q, n, allowed=allowed, exclude=drop)
         else:
-            scores, ids = self.index.search(q, n + len(drop), allowed=allowed)
-        gone = set(drop.tolist())
-        hits = [(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0 and int(i) not in gone]
-        return hits[:n]
+            scores, ids = self.index.search(q, n, allowed=np.setdiff1d(allowed, drop, assume_unique=True))
+        return [(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
 
     def build_context(
         self,
