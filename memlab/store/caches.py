@@ -136,7 +136,10 @@ class ActiveTexts:
 
 def sorted_union(arr: NDArray[np.int64], new: Sequence[int]) -> NDArray[np.int64]:
     """``arr`` (sorted, unique) with ``new`` ids inserted, sorted and unique, as a new read-only array."""
-    add = np.setdiff1d(np.asarray(new, dtype=np.int64), arr, assume_unique=False)
+    add = np.unique(np.asarray(new, dtype=np.int64))  # a few ids: sorting them is cheap, sorting ``arr`` is not
+    if len(arr) and len(add):
+        pos = np.minimum(np.searchsorted(arr, add), len(arr) - 1)
+        add = add[arr[pos] != add]
     out = np.insert(arr, np.searchsorted(arr, add), add) if len(add) else arr.copy()
     out.flags.writeable = False
     return out

@@ -273,3 +273,14 @@ def test_faiss_index_reuses_its_selector_only_for_read_only_arrays() -> None:
     # empty allowed lists: no hits, whatever their type
     for empty in (np.zeros(0, dtype=np.int64), [], frozen[:0]):
         assert idx.search(q, 3, allowed=empty)[1][0].tolist() == [-1, -1, -1]
+
+
+def test_sorted_union_and_minus_keep_arrays_sorted_unique_and_read_only() -> None:
+    from memlab.store.caches import sorted_minus, sorted_union
+
+    a = np.array([2, 5, 9], dtype=np.int64)
+    for out, want in ((sorted_union(a, [5, 1, 10, 10, 3]), [1, 2, 3, 5, 9, 10]), (sorted_union(a[:0], [3, 1]), [1, 3]),
+                      (sorted_union(a, []), [2, 5, 9]), (sorted_minus(a, [5, 7, 100]), [2, 9]),
+                      (sorted_minus(a[:0], [1]), []), (sorted_minus(a, [2, 9, 5]), [])):
+        assert out.tolist() == want and out.dtype == np.int64 and not out.flags.writeable
+    assert a.tolist() == [2, 5, 9]  # the input is never changed in place
