@@ -13,7 +13,6 @@ import json
 import logging
 import os
 import sqlite3
-import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
