@@ -151,12 +151,14 @@ class PartitionedFaissIndex:
         *,
         allowed: NDArray[np.int64] | None = None,
         partition: str | None = None,
+        exclude: NDArray[np.int64] | None = None,
     ) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
         """Top-``k`` ids by inner product within ``partition``, optionally restricted to the ``allowed`` ids.
 
         Args:
             partition: the partition to search (an unknown one has no hits). ``None``: every partition holding
                 an ``allowed`` id (every partition when ``allowed`` is ``None``), results merged by score.
+            exclude: ids left out (only with ``partition``: see :meth:`FaissIndex.search`).
 
         Returns:
             ``(scores, ids)``, both shape ``(n_queries, k)``; slots with no hit have id ``-1``.
@@ -168,7 +170,9 @@ class PartitionedFaissIndex:
         if partition is not None:
             key = _check_partition(partition)
             part = self._parts.get(key)
-            return empty if part is None else part.search(q, k, allowed=allowed)
+            return empty if part is None else part.search(q, k, allowed=allowed, exclude=exclude)
+        if exclude is not None and len(exclude):
+            raise InvalidInputError("PartitionedFaissIndex.search takes 'exclude' only with a 'partition'.")
         with self._lock:
             if allowed is None:
                 targets = [(p, None) for p in self._parts.values()]

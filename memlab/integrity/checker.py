@@ -262,6 +262,35 @@ class SemanticIntegrityChecker:
         except Exception as exc:  # a judge is third-party code: surface it as memlab's error
             raise JudgeError(f"Judge {self._judge_name!r} failed to warm up: {exc}") from exc
 
+    def warm_user(self, user_id: str, *, recent: int = 2000) -> int:
+        """Get ready to check ``user_id``'s next memories at full speed: read the entities and pattern facts of
+        their ``recent`` newest active memories into the facts cache (what the checker holds anyway for memories it
+        checked as they arrived, e.g. after a restart or a bulk import that skipped the check) and load the store's
+        per-user caches (active ids, texts for the attribute pull). Nothing is written to the store.
+
+        Returns:
+            How many memories' facts were read.
+
+        Example:
+            >>> from memlab.store import MemoryStore
+            >>> from memlab.testing import FakeEmbedder, ScriptedJudge
+            >>> store = MemoryStore(":memory:", embedder=FakeEmbedder())
+            >>> _ = store.add_many("u1", ["Sono nato il 12 luglio 1990", "Abito a Roma"])
+            >>> SemanticIntegrityChecker(store, ScriptedJudge(default=0.0)).warm_user("u1")
+            2
+        """
+        from memlab._validation import check_positive_int, check_user_id
+
+        user_id = check_user_id(user_id, owner="SemanticIntegrityChecker.warm_user")
+        recent = check_positive_int(recent, name="recent", owner="SemanticIntegrityChecker.warm_user")
+        items = self.store.list(user_id)[-recent:]
+        for m in items:
+            self.facts(m)
+        if items:
+            self.store.find_containing(user_id, ATTRIBUTE_GROUPS["birth"], limit=1)
+            self.store.search_by_vector(user_id, self.store.vectors([items[-1].id])[0], 1)
+        return len(items)
+
     @property
     def candidate_threshold(self) -> float:
         """The cosine threshold in use (the setting, or the embedder's calibrated candidate threshold)."""

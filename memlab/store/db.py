@@ -70,6 +70,17 @@ class Database:
                 raise InvalidInputError(f"{self.path} is not a memlab database (not an SQLite file).") from exc
             raise _backend_error(self.path, exc) from exc
 
+    @property
+    def lock(self) -> threading.RLock:
+        """The re-entrant lock held around every statement and transaction. Hold it to make a transaction and
+        in-memory bookkeeping about its outcome (e.g. a store's caches) one atomic step for other threads."""
+        return self._lock
+
+    @property
+    def in_transaction(self) -> bool:
+        """True while a transaction of this connection is open (on any thread)."""
+        return self._depth > 0 or self._conn.in_transaction
+
     # -- statements ---------------------------------------------------------------------------
     # A database that cannot be written (read-only file, full disk, I/O error, corrupt file, lock timeout) raises
     # BackendError naming the file; constraint violations (sqlite3.IntegrityError) and misuse

@@ -14,6 +14,7 @@ import logging
 import os
 import sqlite3
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -39,6 +40,7 @@ from memlab.index.faiss_index import FaissIndex
 from memlab.index.partitioned import PartitionedFaissIndex
 from memlab.protocols import Embedder, VectorIndex
 from memlab.records import MemoryItem
+from memlab.store.caches import ActiveTexts, ascii_lower, like_free, sorted_minus, sorted_union
 from memlab.store.db import Database
 from memlab.store.lexical import FTS_TOKENIZER, fts_query, fuse_with_cosines, lexical_text, owner_token
 from memlab.text import messages, one_line
@@ -52,6 +54,9 @@ CONFIDENCE_TIE = 0.1
 #: Embedder used when a store is built without one: the multilingual e5 (chosen by ``memlab bench embedders``;
 #: the English MiniLM ranks Italian/Chinese memories poorly). Keep in sync with ``Settings.embedder``.
 DEFAULT_EMBEDDER = "e5"
+#: Most memory texts :meth:`MemoryStore.find_containing` keeps in memory, over all users (least recently used
+#: users are dropped first; a dropped user's texts are read again on their next lookup).
+_TEXTS_CACHE_ROWS = 200_000
 #: Schema version of the memory tables (mirrored in ``PRAGMA user_version``).
 SCHEMA: list[str] = [
     """
@@ -362,7 +367,13 @@ class MemoryStore:
         self._backfill_fts()
         self._custom_index = index
         self._index_path = None if (self.db.in_memory or index is not None) else Path(self.path + ".faiss")
+        # per user, kept up to date by this store's own writes (see _note_change), all under self.db.lock:
+        # (user, include_inactive) -> sorted read-only ids (FaissIndex caches its id selector per such array),
+        # user -> ActiveTexts (find_containing), least recently used first
         self._user_ids_cache: dict[tuple[str, bool], NDArray[np.int64]] = {}
+        self._texts_cache: OrderedDict[str, ActiveTexts] = OrderedDict()
+        self._ascii_like: bool | None = None
+        self._worker: Any = None  # a one-thread executor: the full-text query runs there while the query is embedded
         self._dirty = False
         self._reembedded = False
         self.reembed = bool(reembed)
@@ -391,6 +402,9 @@ class MemoryStore:
         """
         if self.db.closed:
             return
+        if self._worker is not None:
+            self._worker.shutdown(wait=True)
+            self._worker = None
         try:
             self.flush()
         except BackendError as exc:
@@ -528,7 +542,9 @@ class MemoryStore:
         if version == self._data_version:
             return
         self._data_version = version
-        self._user_ids_cache.clear()
+        with self.db.lock:
+            self._user_ids_cache.clear()
+            self._texts_cache.clear()
         rows = self.db.query("SELECT id, user_id FROM memories WHERE embedding IS NOT NULL")
         owner = {int(r["id"]): r["user_id"] for r in rows}
         have = set(self.index.ids().tolist())
@@ -632,8 +648,34 @@ class MemoryStore:
         )
 
     def _invalidate(self, user_id: str) -> None:
-        self._user_ids_cache.pop((user_id, True), None)
-        self._user_ids_cache.pop((user_id, False), None)
+        with self.db.lock:
+            self._user_ids_cache.pop((user_id, True), None)
+            self._user_ids_cache.pop((user_id, False), None)
+            self._texts_cache.pop(user_id, None)
+
+    def _note_change(self, user_id: str, *, new_ids: Sequence[int] = (),
+                     activated: Sequence[tuple[int, str]] = (), deactivated: Sequence[int] = ()) -> None:
+        """Bring the caches of ``user_id`` up to date with a committed write (call holding ``self.db.lock``, so
+        no other thread sees the database and the caches disagree): ``new_ids`` are new rows, ``activated``
+        ``(id, text)`` became active, ``deactivated`` ids became inactive (applied before ``activated``).
+        Inside an outer transaction (which may still roll back) the user's caches are dropped instead."""
+        if self.db.in_transaction:
+            self._invalidate(user_id)
+            return
+        all_ids = self._user_ids_cache.get((user_id, True))
+        if all_ids is not None and new_ids:
+            self._user_ids_cache[(user_id, True)] = sorted_union(all_ids, new_ids)
+        act = self._user_ids_cache.get((user_id, False))
+        if act is not None:
+            if deactivated:
+                act = sorted_minus(act, deactivated)
+            if activated:
+                act = sorted_union(act, [i for i, _ in activated])
+            self._user_ids_cache[(user_id, False)] = act
+        texts = self._texts_cache.get(user_id)
+        if texts is not None:
+            texts.remove(deactivated)
+            texts.add(activated)
 
     # ------------------------------------------------------------------ writes
     def add(
@@ -736,12 +778,16 @@ class MemoryStore:
                 raise InvalidInputError(f"{owner} got {len(vecs)} embeddings for {len(specs)} items.")
             vecs = check_unit_vectors(vecs, normalize=False, name="embedding", owner=owner)
         out: list[MemoryItem] = []
-        with self.db.transaction():
-            for spec, vec in zip(specs, vecs, strict=True):
-                out.append(self._insert(user_id, spec, vec))
-        self._index_add(user_id, np.asarray([m.id for m in out], dtype=np.int64), vecs)
-        self._dirty = True
-        self._invalidate(user_id)
+        stepped_down: list[int] = []
+        with self.db.lock:
+            with self.db.transaction():
+                for spec, vec in zip(specs, vecs, strict=True):
+                    out.append(self._insert(user_id, spec, vec, stepped_down))
+            self._index_add(user_id, np.asarray([m.id for m in out], dtype=np.int64), vecs)
+            self._dirty = True
+            gone = set(stepped_down)
+            self._note_change(user_id, new_ids=[m.id for m in out], deactivated=stepped_down,
+                              activated=[(m.id, m.text) for m in out if m.is_active and m.id not in gone])
         # the returned items reflect the final state (a later item of the same call may supersede an earlier one)
         return [self.get(m.id, user_id=user_id) for m in out] if len(out) > 1 else out
 
@@ -763,7 +809,10 @@ class MemoryStore:
         row = self.db.query_one("SELECT MAX(version) AS v FROM memories WHERE chain_id = ?", (latest["chain_id"],))
         return incumbents, latest["chain_id"], (int(row["v"]) + 1 if row and row["v"] is not None else 1)
 
-    def _insert(self, user_id: str, spec: dict[str, Any], vec: NDArray[np.float32]) -> MemoryItem:
+    def _insert(self, user_id: str, spec: dict[str, Any], vec: NDArray[np.float32],
+                stepped_down: list[int] | None = None) -> MemoryItem:
+        """Insert one memory (inside the caller's transaction); the ids of the versions it supersedes are appended
+        to ``stepped_down``."""
         now = _ts(self.clock())
         incumbents, chain_id, version = self._slot_state(user_id, spec)
         wins, beaten_by = version_rule(spec["confidence"], incumbents[-1] if incumbents else None)
@@ -772,6 +821,8 @@ class MemoryStore:
                 "UPDATE memories SET is_active = 0, superseded_at = ? WHERE id = ?",
                 [(now, int(inc["id"])) for inc in incumbents],
             )
+            if stepped_down is not None:
+                stepped_down.extend(int(inc["id"]) for inc in incumbents)
         cur = self.db.execute(
             "INSERT INTO memories(user_id, text, scope, type, key, value, confidence, project_id, source, keywords, "
             "topic, created_at, valid_from, valid_to, version, chain_id, supersedes, superseded_by, is_active, "
@@ -830,25 +881,29 @@ class MemoryStore:
         self, id_: int, active: bool, *, event: str, actor: str, user_id: str | None, **details: Any
     ) -> MemoryItem:
         item = self._get(id_, user_id=user_id)
-        with self.db.transaction():
-            if active and not item.is_active:
-                holder = self.active_in_slot(item)
-                if holder is not None:
-                    raise InvalidInputError(
-                        f"Memory {item.id} cannot become active: version {holder.id} is active in its slot "
-                        f"({item.key!r}); deactivate that one first."
+        with self.db.lock:  # the caches follow the commit before any other thread reads
+            with self.db.transaction():
+                if active and not item.is_active:
+                    holder = self.active_in_slot(item)
+                    if holder is not None:
+                        raise InvalidInputError(
+                            f"Memory {item.id} cannot become active: version {holder.id} is active in its slot "
+                            f"({item.key!r}); deactivate that one first."
+                        )
+                if active:
+                    self.db.execute(
+                        "UPDATE memories SET is_active = 1, superseded_at = NULL WHERE id = ?", (item.id,)
                     )
+                else:
+                    self.db.execute(
+                        "UPDATE memories SET is_active = 0, superseded_at = COALESCE(superseded_at, ?) WHERE id = ?",
+                        (_ts(self.clock()), item.id),
+                    )
+                self._event(item.id, item.chain_id, item.user_id, event, actor, **details)
             if active:
-                self.db.execute(
-                    "UPDATE memories SET is_active = 1, superseded_at = NULL WHERE id = ?", (item.id,)
-                )
+                self._note_change(item.user_id, activated=[(item.id, item.text)])
             else:
-                self.db.execute(
-                    "UPDATE memories SET is_active = 0, superseded_at = COALESCE(superseded_at, ?) WHERE id = ?",
-                    (_ts(self.clock()), item.id),
-                )
-            self._event(item.id, item.chain_id, item.user_id, event, actor, **details)
-        self._invalidate(item.user_id)
+                self._note_change(item.user_id, deactivated=[item.id])
         return self.get(item.id, user_id=item.user_id)
 
     def deactivate(
@@ -1143,6 +1198,12 @@ class MemoryStore:
         """
         if not terms:
             return []
+        if self._texts_usable(terms):
+            with self.db.lock:
+                texts = self._active_texts(user_id)
+                ids = texts.containing([t.lower() for t in terms],
+                                       exclude_id=int(exclude_id) if is_row_id(exclude_id) else None, limit=int(limit))
+            return self.get_many(ids)
         where = " OR ".join("lower(text) LIKE ?" for _ in terms)
         rows = self.db.query(
             f"SELECT id FROM memories WHERE user_id = ? AND is_active = 1 AND id != ? AND ({where}) "
@@ -1150,6 +1211,29 @@ class MemoryStore:
             (user_id, int(exclude_id) if is_row_id(exclude_id) else -1, *[f"%{t.lower()}%" for t in terms], int(limit)),
         )
         return self.get_many([int(r["id"]) for r in rows])
+
+    def _texts_usable(self, terms: Sequence[str]) -> bool:
+        """The cached texts answer ``find_containing`` for these terms exactly as SQL does: no ``LIKE`` wildcard
+        or empty term, and SQLite's ``lower()`` folds ASCII letters only (no ICU build)."""
+        if self._ascii_like is None:
+            row = self.db.query_one("SELECT lower('ÀB') AS x")
+            self._ascii_like = row is not None and row["x"] == ascii_lower("ÀB")
+        return self._ascii_like and all(t and like_free(t.lower()) for t in terms)
+
+    def _active_texts(self, user_id: str) -> ActiveTexts:
+        """The cached texts of ``user_id``'s active memories (loaded on first use; at most
+        ``_TEXTS_CACHE_ROWS`` rows over all users, least recently used users dropped first)."""
+        self._sync()
+        texts = self._texts_cache.get(user_id)
+        if texts is None:
+            rows = self.db.query("SELECT id, text FROM memories WHERE user_id = ? AND is_active = 1", (user_id,))
+            texts = self._texts_cache[user_id] = ActiveTexts((int(r["id"]), r["text"]) for r in rows)
+            total = sum(len(t) for t in self._texts_cache.values())
+            while total > _TEXTS_CACHE_ROWS and len(self._texts_cache) > 1:
+                _, dropped = self._texts_cache.popitem(last=False)
+                total -= len(dropped)
+        self._texts_cache.move_to_end(user_id)
+        return texts
 
     def probe(self) -> int:
         """Count all memories through a fresh read-only connection (``:memory:``: the store's own).
@@ -1190,14 +1274,18 @@ class MemoryStore:
         return np.stack([np.frombuffer(by_id[int(i)], dtype=np.float32) for i in ids])
 
     def _allowed_ids(self, user_id: str, include_inactive: bool) -> NDArray[np.int64]:
+        """The ids of ``user_id``'s memories (active only unless ``include_inactive``), sorted, read-only, cached:
+        the same array object until the next change, so the FAISS index reuses its id selector."""
         self._sync()
         key = (user_id, include_inactive)
-        ids = self._user_ids_cache.get(key)
-        if ids is None:
-            active = "" if include_inactive else " AND is_active = 1"
-            rows = self.db.query(f"SELECT id FROM memories WHERE user_id = ?{active} ORDER BY id", (user_id,))
-            ids = np.fromiter((r["id"] for r in rows), dtype=np.int64, count=len(rows))
-            self._user_ids_cache[key] = ids
+        with self.db.lock:
+            ids = self._user_ids_cache.get(key)
+            if ids is None:
+                active = "" if include_inactive else " AND is_active = 1"
+                rows = self.db.query(f"SELECT id FROM memories WHERE user_id = ?{active} ORDER BY id", (user_id,))
+                ids = np.fromiter((r["id"] for r in rows), dtype=np.int64, count=len(rows))
+                ids.flags.writeable = False
+                self._user_ids_cache[key] = ids
         return ids
 
     def search(
@@ -1233,28 +1321,63 @@ class MemoryStore:
             raise InvalidInputError(
                 f"The 'mode' parameter of MemoryStore.search must be one of {SEARCH_MODES}. Got {mode!r} instead."
             )
-        vec = self.embedder.embed([text], mode="query")[0]
         if mode == "dense":
+            vec = self.embedder.embed([text], mode="query")[0]
             return self.search_by_vector(user_id, vec, k, include_inactive=include_inactive, min_score=min_score)
         depth = max(4 * k, 40)
-        dense = self._dense_hits(user_id, vec, depth, include_inactive=include_inactive)
-        lexical = self._lexical_ids(user_id, text, depth, include_inactive)
+        # the full-text query needs no vector: it runs on the store's worker thread while the query is embedded
+        # (SQLite and torch both release the GIL); inline inside an open transaction, whose lock it would wait on
+        allowed = self._allowed_ids(user_id, include_inactive)
+        n_other = 0 if include_inactive else len(self._allowed_ids(user_id, True)) - len(allowed)
+        if self.db.in_transaction:
+            lexical_job = None
+            lexical = self._lexical_ids(user_id, text, depth, allowed, n_other)
+        else:
+            lexical_job = self._executor().submit(self._lexical_ids, user_id, text, depth, allowed, n_other)
+        try:
+            vec = self.embedder.embed([text], mode="query")[0]
+            dense = self._dense_hits(user_id, vec, depth, allowed=allowed)
+        finally:
+            if lexical_job is not None:
+                lexical = lexical_job.result()
         hits = fuse_with_cosines(dense, lexical, vec, self.vectors, k=k, min_score=min_score)
         items = self.get_many([i for i, _ in hits])
         return [(m, c) for m, (_, c) in zip(items, hits, strict=True)]
 
-    def _lexical_ids(self, user_id: str, text: str, k: int, include_inactive: bool) -> list[int]:
-        """Ids of the user's memories ranked by FTS5 BM25 against ``text`` (best first, at most ``k``)."""
+    def _executor(self) -> Any:
+        if self._worker is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with self.db.lock:
+                if self._worker is None:
+                    self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memlab-store")
+        return self._worker
+
+    def _lexical_ids(self, user_id: str, text: str, k: int, allowed: NDArray[np.int64], n_other: int) -> list[int]:
+        """Ids of the user's memories ranked by FTS5 BM25 against ``text`` (best first, at most ``k``), kept to
+        ``allowed`` (sorted ids: the user's active memories, or all of them).
+
+        The full-text rows carry only the owner's token, not the activity flag: the query reads rowids alone (no
+        join with ``memories``, which costs a row lookup per match) and asks for ``k`` plus the user's
+        ``n_other`` memories outside ``allowed`` (inactive ones), so the ``k`` best allowed ones are among them;
+        should fewer come back (rows of another owner with the same token), it asks again for more.
+        """
         expr = fts_query(text)
-        if expr is None:
+        if expr is None or len(allowed) == 0:
             return []
-        active = "" if include_inactive else " AND m.is_active = 1"
-        rows = self.db.query(
-            "SELECT f.rowid AS id FROM memories_fts f JOIN memories m ON m.id = f.rowid "
-            f"WHERE memories_fts MATCH ? AND m.user_id = ?{active} ORDER BY bm25(memories_fts) LIMIT ?",
-            (f'owner : "{owner_token(user_id)}" AND ({expr})', user_id, int(k)),
-        )
-        return [int(r["id"]) for r in rows]
+        match = f'owner : "{owner_token(user_id)}" AND ({expr})'
+        limit = int(k) + max(int(n_other), 0)
+        while True:
+            rows = self.db.query(
+                "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts) LIMIT ?",
+                (match, limit),
+            )
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            pos = np.minimum(np.searchsorted(allowed, ids), len(allowed) - 1)
+            kept = ids[allowed[pos] == ids][:k].tolist()
+            if len(kept) >= k or len(rows) < limit:
+                return kept
+            limit *= 2
 
     def _backfill_fts(self) -> None:
         """Index in ``memories_fts`` the memories written before it existed (an older file; a no-op after)."""
@@ -1303,21 +1426,30 @@ class MemoryStore:
         *,
         include_inactive: bool = False,
         exclude: Sequence[int] = (),
+        allowed: NDArray[np.int64] | None = None,
     ) -> list[tuple[int, float]]:
-        """``(id, cosine)`` of the user's ``k`` nearest memories (the vector index only; no rows read)."""
+        """``(id, cosine)`` of the user's ``k`` nearest memories (the vector index only; no rows read), among
+        ``allowed`` when given (else the user's active ids, or all of them with ``include_inactive``)."""
         k = check_positive_int(k, name="k", owner="MemoryStore.search")
         q = as_vectors(vector, self.embedder.dim, name="vector", owner="MemoryStore.search")
         q = check_unit_vectors(q, normalize=True, name="vector", owner="MemoryStore.search")
-        allowed = self._allowed_ids(user_id, include_inactive)
-        if exclude:
-            drop = np.asarray([int(i) for i in exclude if is_row_id(i)], dtype=np.int64)
-            allowed = np.setdiff1d(allowed, np.unique(drop), assume_unique=True)
-        if len(allowed) == 0:
+        if allowed is None:
+            allowed = self._allowed_ids(user_id, include_inactive)
+        drop = np.unique(np.asarray([int(i) for i in exclude if is_row_id(i)], dtype=np.int64))
+        if len(drop) and len(allowed):
+            pos = np.minimum(np.searchsorted(allowed, drop), len(allowed) - 1)
+            drop = drop[allowed[pos] == drop]  # the excluded ids that are allowed
+        n = min(k, len(allowed) - len(drop))
+        if n <= 0:
             return []
         if isinstance(self.index, PartitionedFaissIndex):  # only this user's vectors are scanned
-            scores, ids = self.index.search(q, min(k, len(allowed)), allowed=allowed, partition=user_id)
+            # the cached ``allowed`` (and the selector the index keeps for it) serve every call; excluded ids
+            # are a small selector of their own: the same search as over ``allowed`` minus them
+            scores, ids = self.index.search(q, n, allowed=allowed, partition=user_id, exclude=drop)
+        elif isinstance(self.index, FaissIndex):
+            scores, ids = self.index.search(q, n, allowed=allowed, exclude=drop)
         else:
-            scores, ids = self.index.search(q, min(k, len(allowed)), allowed=allowed)
+            scores, ids = self.index.search(q, n, allowed=np.setdiff1d(allowed, drop, assume_unique=True))
         return [(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
 
     def build_context(
