@@ -62,11 +62,11 @@ __all__ = [
     "dialogue_pairs",
     "get_dataset",
     "load_dialogues",
-    "remove_contradicting_turn",
     "load_locomo",
     "load_pairs",
     "load_situatedqa",
     "parse_kvpi_profile",
+    "remove_contradicting_turn",
     "render_kvpi_profile",
     "sample_pairs",
 ]
