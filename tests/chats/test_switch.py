@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memlab.chats import ChatStore, strip_switch_phrase
-from memlab.errors import InvalidInputError
 from memlab.chats.switch import decide_switch, recency_factor, switch_score
+from memlab.errors import InvalidInputError
 from memlab.store import MemoryStore
 from memlab.testing import FakeEmbedder
 
