@@ -53,7 +53,7 @@ __all__ = [
 SwitchDecision = Literal["switch", "ask", "none"]
 
 #: Weight of the lexical evidence in the switch score (module docstring).
-LEXICAL_WEIGHT = 0.1
+LEXICAL_WEIGHT = 0.05
 
 
 @dataclass(frozen=True, slots=True)
