@@ -209,7 +209,9 @@ def open_memlab(
         embedder: an Embedder or a name; default: the embedder the database was built with, else ``settings.embedder``.
         judge: a Judge or a name for :func:`memlab.judges.load_judge`; default ``settings.judge``.
         llm: a chat model; default: ``settings.llm_backend`` (none → the explicit "no model" marker).
-        lang: language of user-facing texts; default ``settings.lang``.
+        lang: language of user-facing texts; default ``settings.lang``. When neither sets one, each user gets the
+            texts of a turn in the language of their own messages (``Assistant(detect_user_lang=True)``), the
+            settings' default when that cannot be told.
         checks: run integrity checks in the background agent (False: ingestion only).
         reembed: allow ``embedder`` to differ from the one the database was built with: every memory is
             re-embedded and the database switched to it for good (default False: ``InvalidInputError``).
@@ -252,6 +254,7 @@ def open_memlab(
         checker = SemanticIntegrityChecker(store, judge_obj, settings)
         agent = BackgroundAgent(store, checker, notifications)
     assistant = Assistant(store, notifications=notifications, agent=agent, llm=llm, chats=chats,
-                          lang=lang or settings.lang)
+                          lang=lang or settings.lang,
+                          detect_user_lang=lang is None and "lang" not in settings.model_fields_set)
     return Memlab(store=store, notifications=notifications, chats=chats, checker=checker, agent=agent,
                   assistant=assistant, settings=settings)

@@ -51,11 +51,13 @@ from memlab.text import (
     LANGS,
     MESSAGES,
     check_lang,
+    detect_language,
     is_question,
     messages,
     one_line,
     prompt_lang,
     split_sentences,
+    word_count,
 )
 
 __all__ = [
@@ -70,6 +72,9 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+#: Longest user message kept as the words a memory was said in (the ``said`` event).
+_MAX_SAID_CHARS = 1000
 
 #: The reply part when no LLM is configured: explicit, never invented text.
 NO_MODEL_MARKER: dict[str, str] = {lang: MESSAGES[lang]["no_model"] for lang in LANGS}
@@ -308,7 +313,11 @@ class Assistant:
         chats: a :class:`memlab.chats.ChatStore`; when given, turns are appended to the user's chat and the
             model sees its ``assistant_history``.
         system_prompt: the model's system prompt (default: a short one in ``lang``).
-        lang: ``it`` (default) or ``en``: notification texts, markers, prompt headings.
+        lang: ``it`` (default), ``en`` or ``zh``: notification texts, markers, prompt headings.
+        detect_user_lang: show each user the texts of the turn (notification blocks, offers, answers, the "no
+            model" marker, chat-switch replies) in the language of their own messages (:meth:`user_lang`), ``lang``
+            when that cannot be told; False (default): always ``lang``. :func:`memlab.app.open_memlab` turns it on
+            when no language was configured.
         project_id: passed to ``build_context`` (global memories plus this project's).
         agent_type: passed to ``build_context`` (names the consuming agent).
         context_k: memories listed by ``build_context``.
@@ -336,6 +345,7 @@ class Assistant:
         chats: Any | None = None,
         system_prompt: str | None = None,
         lang: str = "it",
+        detect_user_lang: bool = False,
         project_id: str | None = None,
         agent_type: str | None = "assistant",
         context_k: int = 20,
@@ -351,6 +361,7 @@ class Assistant:
         self.chats = chats
         self.system_prompt = system_prompt or DEFAULT_SYSTEM_PROMPT[lang]
         self.lang = lang
+        self.detect_user_lang = bool(detect_user_lang)
         self.project_id = project_id
         self.agent_type = agent_type
         self.context_k = context_k
@@ -424,6 +435,32 @@ class Assistant:
         return [n for n in self.notifications.pending(user_id, type=NotificationType.CONTRADICTION)
                 if n.shown_at is not None]
 
+    def user_lang(self, user_id: str, message: str, chat_id: str | None = None) -> str:
+        """The language (``it``/``en``/``zh``) the texts of this turn are shown in.
+
+        With ``detect_user_lang`` off: ``lang``. On: the language of ``message`` (:func:`memlab.text.detect_language`,
+        the detector the judge router uses, among it/en/zh) when it has at least three words; for a shorter message
+        ("ok", "2", "sì") the language of this message together with the user's last messages in ``chat_id``; ``lang``
+        when neither tells. Per user: each user's own messages decide, whatever the database's default.
+        """
+        if not self.detect_user_lang:
+            return self.lang
+        texts = [message]
+        if word_count(message) < 3:
+            texts += self._recent_user_messages(user_id, chat_id)
+        found = detect_language(" \n".join(texts)[:1000], languages=LANGS)
+        return found if found in LANGS else self.lang
+
+    def _recent_user_messages(self, user_id: str, chat_id: str | None, n: int = 4) -> list[str]:
+        if self.chats is None or chat_id is None:
+            return []
+        try:
+            turns = self.chats.get(chat_id, user_id=user_id).full_history
+        except MemlabError:
+            return []
+        said = [str(p.get("text", "")) for t in turns if t.get("role") == "user" for p in t.get("parts", [])[:1]]
+        return said[::-1][:n]
+
     def _offered(self, user_id: str) -> list[Notification]:
         """The notifications of the last offer still waiting for a yes/no (one offer may hold several)."""
         offered = [n for n in self.notifications.pending(user_id)
@@ -444,11 +481,12 @@ class Assistant:
         message = check_text(message, name="message", owner=owner, max_chars=MAX_MESSAGE_CHARS)
         chat_id = self._chat_id(user_id, chat_id)
         conv = self._conversation_id(user_id, chat_id)
+        lang = self.user_lang(user_id, message, chat_id)
 
         special = (
-            self._switch_choice(user_id, message, chat_id)
-            or self._answer(user_id, message, chat_id)
-            or self._switch(user_id, message, chat_id)
+            self._switch_choice(user_id, message, chat_id, lang)
+            or self._answer(user_id, message, chat_id, lang)
+            or self._switch(user_id, message, chat_id, lang)
         )
         if special is not None:
             return special
@@ -471,6 +509,11 @@ class Assistant:
             fatigue = ingest.fatigue
         plan = plan_turn(pending, fatigue=fatigue, max_high=self.max_high_per_turn)
 
+        # the user's own words of each new memory, quoted when it is part of a contradiction
+        for mid in ingest.memory_ids:
+            self.store.record_event(mid, "said", actor=f"user:{user_id}", user_id=user_id,
+                                    words=message[:_MAX_SAID_CHARS])
+
         # 3. background checks for every new memory
         job_ids: list[int] = []
         if self.agent is not None:
@@ -478,10 +521,10 @@ class Assistant:
                 job_ids.append(self.agent.process_new_knowledge(user_id, mid))
 
         # 4. the reply
-        reply, llm_error = self._reply(user_id, message, chat_id, ingest.prompt_block or state.prompt_block)
+        reply, llm_error = self._reply(user_id, message, chat_id, ingest.prompt_block or state.prompt_block, lang)
 
         # 5. assemble: HIGH block before, MEDIUM offer after
-        high_block = format_high_block(plan.high, self.lang)
+        high_block = format_high_block(plan.high, lang)
         shown = [self.notifications.mark_shown(n.id, user_id=user_id) for n in plan.high]
         parts = [p for p in (high_block, reply) if p]
         offer = None
@@ -489,7 +532,7 @@ class Assistant:
             offer = self.notifications.mark_offered(plan.offer.id, user_id=user_id)
             for n in plan.offer_more:  # one question for every MEDIUM waiting: "yes" shows them all
                 self.notifications.mark_offered(n.id, user_id=user_id)
-            parts.append(medium_offer(self.lang, 1 + len(plan.offer_more)))
+            parts.append(medium_offer(lang, 1 + len(plan.offer_more)))
         response = "\n\n".join(parts)
         self._append(user_id, chat_id, message, response)
         return AssistantResponse(
@@ -511,18 +554,19 @@ class Assistant:
             log.debug("assistant: no conversation state (%s)", exc)
             return IngestResult()
 
-    def _reply(self, user_id: str, message: str, chat_id: str | None, prompt_block: str) -> tuple[str, str | None]:
+    def _reply(self, user_id: str, message: str, chat_id: str | None, prompt_block: str,
+               lang: str) -> tuple[str, str | None]:
         if self.llm is None:
-            return NO_MODEL_MARKER[self.lang], None
+            return NO_MODEL_MARKER[lang], None
         chat = self.compose_messages(user_id, message, chat_id=chat_id, prompt_block=prompt_block)
         try:
             return self.llm.chat(chat), None
         except MemlabError as exc:  # the turn completes: notifications and memories must not be lost
             log.warning("assistant: the LLM failed: %s", exc)
             err = f"{type(exc).__name__}: {exc}"
-            return messages(self.lang)["llm_failed"].format(err=err), err
+            return messages(lang)["llm_failed"].format(err=err), err
 
-    def _switch(self, user_id: str, message: str, chat_id: str | None) -> AssistantResponse | None:
+    def _switch(self, user_id: str, message: str, chat_id: str | None, lang: str) -> AssistantResponse | None:
         """A request to move to another chat ("Passiamo alla chat in cui parlavamo del viaggio a Tokyo"): switch
         when one chat clearly matches, ask with the candidates when several do, say so when none does. The
         request is not a fact about the user: no memory is stored; the exchange is appended to the chat the user
@@ -533,7 +577,7 @@ class Assistant:
         if topic is None or self.chats is None:
             return None
         sw = self.chats.search(user_id, topic, k=3)
-        t = messages(self.lang)
+        t = messages(lang)
         cands = [{"chat_id": c.id, "title": c.title, "score": round(float(sc), 4)} for c, sc in sw.candidates]
         if sw.decision == "switch" and sw.chat_id is not None:
             target = sw.chat_id
@@ -552,7 +596,7 @@ class Assistant:
             kind="chat_switch", switch={"decision": sw.decision, "topic": topic, "candidates": cands},
         )
 
-    def _switch_choice(self, user_id: str, message: str, chat_id: str | None) -> AssistantResponse | None:
+    def _switch_choice(self, user_id: str, message: str, chat_id: str | None, lang: str) -> AssistantResponse | None:
         """The answer to the last chat-switch question ("2", "la seconda", "the first", "第二个", or a chat's title):
         switch to that candidate. Asked once: any other message lets the question expire (None)."""
         asked = self._switch_asked.pop(user_id, None)
@@ -568,7 +612,7 @@ class Assistant:
         if pick is None:
             return None
         target = chats[pick]
-        text = messages(self.lang)["switched"].format(title=target.title or target.id)
+        text = messages(lang)["switched"].format(title=target.title or target.id)
         self._append(user_id, target.id, message, text)
         return AssistantResponse(
             response=text, notifications_count=self.notifications.count(user_id), chat_id=target.id,
@@ -577,7 +621,7 @@ class Assistant:
                 {"chat_id": c.id, "title": c.title, "score": None} for c in chats]},
         )
 
-    def _answer(self, user_id: str, message: str, chat_id: str | None) -> AssistantResponse | None:
+    def _answer(self, user_id: str, message: str, chat_id: str | None, lang: str) -> AssistantResponse | None:
         """Handle a message that answers a contradiction or a MEDIUM offer; None if it is a normal message."""
         open_shown = self._open_shown_contradictions(user_id)
         if open_shown:
@@ -592,13 +636,13 @@ class Assistant:
                 else:
                     target = min(open_shown, key=lambda n: n.id)
                 resolved = self.notifications.resolve(target.id, choice, note, user_id=user_id)
-                text = format_resolution(resolved, self.lang)
+                text = format_resolution(resolved, lang)
                 rest = [n for n in self.notifications.pending(user_id)
                         if n.urgency is Urgency.HIGH and n.shown_at is None]
                 plan = plan_turn(rest, fatigue=self._safe_state(user_id, self._conversation_id(user_id, chat_id))
                                  .fatigue or 0.0, max_high=self.max_high_per_turn)
                 shown = [self.notifications.mark_shown(n.id, user_id=user_id) for n in plan.high]
-                response = "\n\n".join(p for p in (text, format_high_block(plan.high, self.lang)) if p)
+                response = "\n\n".join(p for p in (text, format_high_block(plan.high, lang)) if p)
                 self._append(user_id, chat_id, message, response)
                 return AssistantResponse(
                     response=response, notifications_count=self.notifications.count(user_id),
@@ -610,7 +654,7 @@ class Assistant:
             if yes is True:
                 shown = [self.notifications.mark_shown(n.id, user_id=user_id) for n in offered]
                 several = len(shown) > 1
-                response = "\n\n".join(format_notification(n, self.lang, with_ref=several) for n in shown)
+                response = "\n\n".join(format_notification(n, lang, with_ref=several) for n in shown)
                 self._append(user_id, chat_id, message, response)
                 return AssistantResponse(
                     response=response, notifications_count=self.notifications.count(user_id),
@@ -618,7 +662,7 @@ class Assistant:
                     medium_offer=shown[0].to_dict())
             if yes is False:
                 # declined: they stay in the bell and are not offered again
-                response = declined_text(self.lang, len(offered))
+                response = declined_text(lang, len(offered))
                 for n in offered:
                     self.notifications.mark_declined(n.id, user_id=user_id)
                 self._append(user_id, chat_id, message, response)

@@ -284,6 +284,8 @@ LANGS: tuple[str, ...] = ("it", "en", "zh")
 #: Every user-facing message, per language (``str.format`` fields in braces).
 MESSAGES: Mapping[str, Mapping[str, str]] = {
     "it": {
+        "contradiction_said": ("[⚠️ IMPORTANTE] Ho rilevato una contraddizione: in precedenza mi avevi detto «{old}», "
+                               "ma ora mi dici «{new}»."),
         "contradiction_head": "[⚠️ IMPORTANTE] Ho notato una contraddizione nella memoria:",
         "clarify_head": "[ℹ️] Una domanda veloce su due date che mi hai detto:",
         "clarify_dates": "Sono due date diverse ({old} e {new}), non è un errore?",
@@ -324,6 +326,8 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "provisional": "provvisorio: in attesa della conferma dell'utente",
     },
     "en": {
+        "contradiction_said": ("[⚠️ IMPORTANT] I noticed a contradiction: earlier you told me «{old}», but now you "
+                               "say «{new}»."),
         "contradiction_head": "[⚠️ IMPORTANT] I noticed a contradiction in my memory:",
         "clarify_head": "[ℹ️] A quick question about two dates you told me:",
         "clarify_dates": "These are two different dates ({old} and {new}), not a mistake?",
@@ -364,6 +368,7 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
         "provisional": "provisional: waiting for the user's confirmation",
     },
     "zh": {
+        "contradiction_said": "[⚠️ 重要] 我发现了一个矛盾：之前你告诉我「{old}」，但现在你说「{new}」。",
         "contradiction_head": "[⚠️ 重要] 我注意到记忆中有矛盾：",
         "clarify_head": "[ℹ️] 想跟你确认一下你告诉我的两个日期：",
         "clarify_dates": "这是两个不同的日期（{old}和{new}），没有记错吧？",

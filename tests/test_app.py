@@ -139,3 +139,24 @@ def test_birthday_then_anniversary_leaves_one_low_question_in_the_bell(lab) -> N
         (n,) = lab.notifications.pending(user)  # the dentist appointment adds nothing
         assert n.urgency is Urgency.LOW and value in n.payload["explanation"]
         assert lab.notifications.pending(user, Urgency.HIGH) == []
+
+
+def test_notification_language_per_user_unless_configured(tmp_path):
+    """No language configured: each user reads the block in the language of their own messages (two users, one
+    database); a configured language holds for everyone."""
+    zh = ["我的生日是7月12日。", "我的生日是8月15日。", "好"]
+    it = ["Sono nato il 12 luglio 1990", "Il mio compleanno è il 15 agosto", "ok"]
+    with open_memlab(tmp_path / "auto.db", embedder=FakeEmbedder(), judge=ScriptedJudge(lambda a, b: 0.99)) as lab:
+        assert lab.assistant.detect_user_lang and lab.assistant.lang == "it"
+        shown = {}
+        for user, msgs in (("zh_user", zh), ("it_user", it)):
+            for m in msgs:
+                shown[user] = lab.turn(user, m).response
+        assert shown["zh_user"].startswith("[⚠️ 重要]") and "（未配置模型）" in shown["zh_user"]
+        assert shown["it_user"].startswith("[⚠️ IMPORTANTE]") and "luglio" in shown["it_user"]
+    with open_memlab(tmp_path / "it.db", embedder=FakeEmbedder(), judge=ScriptedJudge(lambda a, b: 0.99),
+                     lang="it") as lab:
+        assert not lab.assistant.detect_user_lang
+        for m in zh:
+            r = lab.turn("zh_user", m)
+        assert r.response.startswith("[⚠️ IMPORTANTE]") and "- A) La prima (12 luglio)" in r.response

@@ -77,7 +77,8 @@ def test_seed_flow_high_block_before_reply_and_resolution(env):
     assert len(r1.job_ids) == len(r2.job_ids) == 1
     # the contradiction found after turn 2 is shown at turn 3, before the reply
     assert r2.high_urgency_notifications == []
-    assert r3.response.startswith("[⚠️ IMPORTANTE] Ho notato una contraddizione")
+    assert r3.response.startswith("[⚠️ IMPORTANTE] Ho rilevato una contraddizione: in precedenza mi avevi detto")
+    assert "\n[⚠️ IMPORTANTE] Ho notato una contraddizione" in r3.response.split("\n\n")[0]
     assert r3.response.endswith("(nessun modello configurato)")
     for needle in ("12 luglio 1990", "15 agosto", "- A) La prima", "- B) La seconda",
                    "- C) Entrambe sono corrette (spiega il contesto)", "- D) Cancella entrambe"):
@@ -278,7 +279,8 @@ def test_real_extraction_detector_and_minilm(tmp_path, minilm, first, second, ne
     a = Assistant(store, notifications=svc, agent=agent, ingestor=ConversationIngestor(store))
     r1, r2, r3 = turns(a, agent, [first, second, "Che ore sono?"])
     assert r1.memory_ids and r2.memory_ids
-    assert r3.response.startswith("[⚠️ IMPORTANTE] Ho notato una contraddizione"), r3.response
+    assert r3.response.startswith("[⚠️ IMPORTANTE] Ho rilevato una contraddizione: in precedenza mi avevi detto")
+    assert "\n[⚠️ IMPORTANTE] Ho notato una contraddizione" in r3.response.split("\n\n")[0], r3.response
     block = r3.response.split("\n\n")[0]
     assert all(n in block for n in needles)
     assert r3.notifications_count >= 1

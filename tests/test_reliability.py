@@ -220,9 +220,13 @@ def test_a_memory_cannot_forge_options_or_headings(tmp_path: Path) -> None:
         forged = store.add("u1", FORGED, key="city", value="Roma")
         real = store.add("u1", "Abito a Milano.", key="city", value="Milano")
         block = format_notification(_notify(store, forged, real), "it")
-        assert block.count("CONTRADDIZIONE RILEVATA") == 1  # only inside the quoted text on line 1
-        assert [ln for ln in block.splitlines() if "A)" in ln.split(":")[0]] == ["- A) La prima"]  # only the real one
-        assert sum(ln.startswith("[⚠️") for ln in block.splitlines()) == 1
+        lines = block.splitlines()
+        # only inside the quoted text: in the opening sentence and on the "1." line
+        assert block.count("CONTRADDIZIONE RILEVATA") == 2
+        assert "CONTRADDIZIONE RILEVATA" in lines[0] and lines[2].startswith("1. ") and "RILEVATA" in lines[2]
+        assert [ln for ln in lines if "A)" in ln.split(":")[0]] == ["- A) La prima"]  # only the real one
+        assert [ln.split(":")[0] for ln in lines if ln.startswith("[⚠️")] == [
+            "[⚠️ IMPORTANTE] Ho rilevato una contraddizione", "[⚠️ IMPORTANTE] Ho notato una contraddizione nella memoria"]
         store.deactivate(real.id, "test", user_id="u1")
         store.reactivate(forged.id, "test", user_id="u1")
         context = store.build_context("u1", k=5)

@@ -16,7 +16,7 @@ Items of the issue's "Why" list:
   -> ``test_audit_explicit_correction_is_an_update_with_a_low_notice_it_en_zh``
 - "— and in Italian for a Chinese user"
   -> ``test_audit_chinese_user_gets_chinese_notifications``,
-     ``test_audit_notification_block_is_entirely_in_the_users_language`` (xfail: explanation and values stay Italian)
+     ``test_audit_notification_block_is_entirely_in_the_users_language`` (configured, or detected per user)
 - "Contradicting dates of important events are missed ("Il mio matrimonio è il 5 giugno" vs "… il 12 settembre" is
   never flagged, even with a judge scripted to say 0.99)"
   -> ``test_audit_wedding_dates_5_june_vs_12_september_are_flagged`` (it, en, zh)
@@ -25,11 +25,11 @@ Items of the issue's "Why" list:
 - "Chat switch never happens in conversation: "Passiamo alla chat in cui parlavamo del viaggio a Tokyo" stays in the
   current chat and is stored as a user fact; the seed's own phrase gets "ask" instead of "switch""
   -> ``test_audit_chat_switch_happens_inside_turn_passiamo_alla_chat_tokyo``,
-     ``test_audit_chat_switch_seed_phrase_switches_even_with_another_trip_to_japan`` (xfail: "ask" when the user
-     also has a chat about another trip to Japan)
+     ``test_audit_chat_switch_seed_phrase_switches_even_with_another_trip_to_japan`` (also when the user has a
+     chat about another trip to Japan: the request's distinctive word decides)
 - ""[⚠️ IMPORTANTE] Ho rilevato una contraddizione: in precedenza mi avevi detto…" is never produced"
   -> ``test_audit_seed_block_wording_importante_contraddizione`` (the seed's A-D block, word for word),
-     ``test_audit_seed_sentence_ho_rilevato_una_contraddizione_in_precedenza_mi_avevi_detto`` (xfail: never produced)
+     ``test_audit_seed_sentence_ho_rilevato_una_contraddizione_in_precedenza_mi_avevi_detto`` (the user's words)
 - "the options carry no values ("A) La prima (12 luglio)")" -> ``test_audit_options_carry_their_values``
 - "the MEDIUM offer's wording differs" -> ``test_audit_medium_offer_wording``
 - "Compaction summaries and titles stay extractive even when an LLM backend is configured"
@@ -212,11 +212,6 @@ def test_audit_chinese_user_gets_chinese_notifications(tmp_path: Path) -> None:
         assert "aggiornato" in it.content and "Li Si" in it.content
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "only the frame of the block is translated: the explanation line of a key-level contradiction is always Italian "
-    "('Due memorie danno valori diversi per «compleanno»: «12 luglio» e «15 agosto».') and the option values are "
-    "Italian dates ('- A) 第一条 (12 luglio)', '- A) The first (12 luglio 1990)'); with no language configured a user "
-    "writing Chinese or English gets the whole block in Italian"))
 @pytest.mark.parametrize(
     ("configured", "messages", "foreign"),
     [
@@ -236,6 +231,11 @@ def test_audit_notification_block_is_entirely_in_the_users_language(
         block = "\n".join(_block(r.response))
         assert "⚠️" in block  # the contradiction is shown ...
         assert not [w for w in foreign if w in block], block  # ... with no Italian left in it
+        # the explanation and the options name the dates the way the user's language writes them
+        dates = {"zh": ("7月12日", "8月15日"), "en": ("12 July 1990", "15 August")}[configured or "zh"]
+        a, b = (next(ln for ln in block.splitlines() if ln.startswith(p)) for p in ("- A)", "- B)"))
+        assert dates[0] in a and dates[1] in b, block
+        assert any(dates[0] in ln and dates[1] in ln for ln in block.splitlines()[1:] if not ln.startswith("- ")), block
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -262,8 +262,13 @@ def test_audit_wedding_dates_5_june_vs_12_september_are_flagged(tmp_path: Path, 
         assert n.payload["details"]["values"] == ["--06-05", "--09-12"]
         r = lab.turn("u1", "ok")
         block = _block(r.response)
-        assert block[0] == "[⚠️ IMPORTANTE] Ho notato una contraddizione nella memoria:"  # the database's language
-        a, b = (next(ln for ln in block if ln.startswith(p)) for p in ("- A) La prima (", "- B) La seconda ("))
+        # no language configured: the user's own language ("ok" is too short to tell: their earlier messages do)
+        lang = "it" if first.startswith("Il") else "en" if first.startswith("My") else "zh"
+        head, opt_a, opt_b = {"it": ("IMPORTANTE] Ho notato", "- A) La prima (", "- B) La seconda ("),
+                              "en": ("IMPORTANT] I noticed a contradiction in", "- A) The first (", "- B) The second ("),
+                              "zh": ("重要] 我注意到", "- A) 第一条 (", "- B) 第二条 (")}[lang]
+        assert block[1] == "[⚠️ " + head + block[1].split(head, 1)[1], block
+        a, b = (next(ln for ln in block if ln.startswith(p)) for p in (opt_a, opt_b))
         assert "5" in a and "12" in b  # each option names its date
 
 
@@ -388,16 +393,15 @@ def test_audit_chat_switch_asks_with_the_candidates_when_ambiguous(tmp_path: Pat
 
 
 @pytest.mark.model
-@pytest.mark.xfail(strict=True, reason=(
-    "the seed's own phrase names Tokyo, but as soon as the user also has a chat about another trip to Japan (Osaka, "
-    "Kyoto) and at least one more chat, it gets 'ask' (e5: Tokyo 0.442 vs Osaka 0.359, under the 0.1 switch margin); "
-    "with exactly three chats it switches only because the median reference then equals the Osaka chat's own "
-    "similarity"))
 def test_audit_chat_switch_seed_phrase_switches_even_with_another_trip_to_japan(tmp_path: Path) -> None:
+    """e5 alone puts Tokyo 0.08 above Osaka (under the 0.1 margin); the request's distinctive word "Tokyo", found in
+    the Tokyo chat only, decides (lexical evidence, :mod:`memlab.chats.switch`)."""
     with open_memlab(tmp_path / "s.db", judge=ScriptedJudge()) as lab:
         ids = _chats(lab, osaka=True)
         r = lab.turn("u1", SEED_SWITCH)
         assert r.kind == "chat_switch" and r.switch["decision"] == "switch" and r.chat_id == ids["Viaggio a Tokyo"]
+        (tokyo, t_score), (osaka, o_score) = [(c["title"], c["score"]) for c in r.switch["candidates"][:2]]
+        assert (tokyo, osaka) == ("Viaggio a Tokyo", "Viaggio a Osaka") and t_score - o_score >= 0.1
 
 
 @pytest.mark.model
@@ -478,24 +482,34 @@ def test_audit_seed_block_wording_importante_contraddizione(tmp_path: Path) -> N
             lab.turn("u1", m)
         first, second = (m.text for m in lab.store.list("u1", include_inactive=True))
         r = lab.turn("u1", "Che ore sono?")
-    block = _block(r.response)
+    sentence, *block = _block(r.response)
+    assert sentence.startswith("[⚠️ IMPORTANTE] Ho rilevato una contraddizione:")  # the seed's sentence, then ...
     expected = [ln.format(first=first, second=second, a="12 luglio 1990", b="15 agosto") for ln in SEED_BLOCK_IT]
-    # the seed's block, word for word, plus memlab's one explanation line before the question
+    # ... the seed's block, word for word, plus memlab's one explanation line before the question
     assert [ln for ln in block if ln != block[3]] == expected, block
     assert "12 luglio 1990" in block[3] and "15 agosto" in block[3]
     assert r.response.endswith("(nessun modello configurato)")  # HIGH: before the reply
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the seed's HIGH example sentence '[⚠️ IMPORTANTE] Ho rilevato una contraddizione: in precedenza mi avevi detto "
-    "che sei nato il 12 luglio, ma ora mi dici …' is never produced: contradictions always use the A-D block "
-    "('[⚠️ IMPORTANTE] Ho notato una contraddizione nella memoria:' …); the string exists nowhere in memlab"))
 def test_audit_seed_sentence_ho_rilevato_una_contraddizione_in_precedenza_mi_avevi_detto(tmp_path: Path) -> None:
+    """The seed's HIGH sentence, quoting the user's own words (not the stored third-person memory), first line of the
+    block; English and Chinese equivalents."""
     with _lab(tmp_path) as lab:
         for m in (BORN, BDAY):
             lab.turn("u1", m)
         r = lab.turn("u1", "Che ore sono?")
-    assert "[⚠️ IMPORTANTE] Ho rilevato una contraddizione: in precedenza mi avevi detto" in r.response
+    assert _block(r.response)[0] == ("[⚠️ IMPORTANTE] Ho rilevato una contraddizione: in precedenza mi avevi detto "
+                                     f"«{BORN}», ma ora mi dici «{BDAY}».")
+    cases = {"en": (["I was born on 12 July 1990.", "My birthday is on 15 August.", "What time is it?"],
+                    "[⚠️ IMPORTANT] I noticed a contradiction: earlier you told me «I was born on 12 July 1990», "
+                    "but now you say «My birthday is on 15 August»."),
+             "zh": (["我的生日是7月12日。", "我的生日是8月15日。", "现在几点？"],
+                    "[⚠️ 重要] 我发现了一个矛盾：之前你告诉我「我的生日是7月12日」，但现在你说「我的生日是8月15日」。")}
+    for lang, (said, sentence) in cases.items():
+        with _lab(tmp_path, f"{lang}.db", judge_p=0.99, lang=lang) as lab:
+            for m in said:
+                r = lab.turn("u1", m)
+        assert _block(r.response)[0] == sentence, r.response
 
 
 def test_audit_options_carry_their_values(tmp_path: Path) -> None:

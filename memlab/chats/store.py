@@ -47,6 +47,7 @@ from memlab._validation import check_positive_int, check_text, check_user_id
 from memlab.chats.passages import PASSAGE_TURNS, PassageHit, drop_overlapping, passage_text, passage_windows
 from memlab.chats.summarize import ExtractiveSummarizer, Passage, Summarizer, Summary, SummarySentence
 from memlab.chats.switch import (
+    LEXICAL_WEIGHT,
     ChatSwitch,
     background_reference,
     decide_switch,
@@ -57,7 +58,16 @@ from memlab.chats.switch import (
 from memlab.errors import InvalidInputError, NotFoundError
 from memlab.protocols import Embedder
 from memlab.store.db import Database
-from memlab.store.lexical import FTS_TOKENIZER, fts_query, lexical_text, owner_token, reciprocal_rank_fusion
+from memlab.store.lexical import (
+    FTS_TOKENIZER,
+    LexicalIndex,
+    fts_query,
+    lexical_text,
+    owner_token,
+    query_terms,
+    reciprocal_rank_fusion,
+    terms_query,
+)
 
 __all__ = ["SUMMARY_WINDOW_SIZE", "Chat", "ChatStore", "validate_turns"]
 
@@ -286,6 +296,7 @@ class ChatStore:
         switch_margin: a switch needs ``score_1 - score_2 >= switch_margin`` (see :mod:`memlab.chats.switch`).
         recency_weight: weight of recency in the switch score.
         recency_half_life_days: half-life of the recency term.
+        lexical_weight: weight of the lexical evidence (the request's distinctive words) in the switch score.
         max_turn_chars: longest accepted turn text.
 
     Example:
@@ -313,6 +324,7 @@ class ChatStore:
         switch_margin: float = 0.1,
         recency_weight: float = 0.05,
         recency_half_life_days: float = 14.0,
+        lexical_weight: float = LEXICAL_WEIGHT,
         max_turn_chars: int = MAX_TURN_CHARS,
     ) -> None:
         owner = "ChatStore"
@@ -346,7 +358,8 @@ class ChatStore:
             ("max_turn_chars", max_turn_chars),
         ):
             check_positive_int(value, name=name, owner=owner)
-        for name, fvalue in (("switch_margin", switch_margin), ("recency_weight", recency_weight)):
+        for name, fvalue in (("switch_margin", switch_margin), ("recency_weight", recency_weight),
+                             ("lexical_weight", lexical_weight)):
             if isinstance(fvalue, bool) or not isinstance(fvalue, int | float) or fvalue < 0:
                 raise InvalidInputError(
                     f"The {name!r} parameter of {owner} must be a float >= 0. Got {fvalue!r} instead."
@@ -372,6 +385,7 @@ class ChatStore:
         self.switch_margin = float(switch_margin)
         self.recency_weight = float(recency_weight)
         self.recency_half_life_days = float(recency_half_life_days)
+        self.lexical_weight = float(lexical_weight)
         self.max_turn_chars = max_turn_chars
         self.db.migrate("chats", SCHEMA)
 
@@ -387,6 +401,7 @@ class ChatStore:
             "min_similarity": self._tau(),
             "switch_margin": self.switch_margin,
             "recency_weight": self.recency_weight,
+            "lexical_weight": self.lexical_weight,
             "recency_half_life_days": self.recency_half_life_days,
             "embedder": getattr(self.embedder, "name", type(self.embedder).__name__),
             "summarizer": get() if callable(get) else getattr(self.summarizer, "name", "?"),
@@ -584,7 +599,7 @@ class ChatStore:
         k = check_positive_int(k, name="k", owner="ChatStore.search")
         topic = strip_switch_phrase(query)
         rows = self.db.query(
-            "SELECT id, summary_text, summary_embedding, summary_embedder, last_activity_at FROM chats "
+            "SELECT id, title, summary_text, summary_embedding, summary_embedder, last_activity_at FROM chats "
             "WHERE user_id = ? AND summary_text IS NOT NULL ORDER BY id",
             (user_id,),
         )
@@ -599,6 +614,7 @@ class ChatStore:
         for hit in self._history_hits(user_id, topic, q, _SWITCH_PASSAGES, chat_id=None, mode="hybrid"):
             best[hit.chat_id] = max(best.get(hit.chat_id, -1.0), hit.score)
         sims = np.asarray([max(float(v), best.get(r["id"], -1.0)) for r, v in zip(rows, sims, strict=True)])
+        lex = self._lexical_matches(user_id, topic, rows) if self.lexical_weight > 0 else {}
         tau = self._tau()
         ref = background_reference(sims, tau)
         now = self._now()
@@ -609,12 +625,37 @@ class ChatStore:
             rec = recency_factor(
                 datetime.fromisoformat(r["last_activity_at"]), now, self.recency_half_life_days
             )
-            scored.append((switch_score(float(sim), ref, rec, self.recency_weight), r["id"]))
+            scored.append((switch_score(float(sim), ref, rec, self.recency_weight, lex.get(r["id"], 0.0),
+                                        self.lexical_weight), r["id"]))
         scored.sort(key=lambda x: (-x[0], x[1]))
         decision = decide_switch([s for s, _ in scored], self.switch_margin)
         top = scored[:k]
         candidates = tuple((self.get(cid), float(s)) for s, cid in top)
         return ChatSwitch(decision, top[0][1] if decision == "switch" else None, candidates, topic)
+
+    def _lexical_matches(self, user_id: str, topic: str, rows: list[Any]) -> dict[str, float]:
+        """Each chat's share of the topic's distinctive terms (found in some of the user's chats but not in all) that
+        its title, summary or archived passages contain, matched by SQLite FTS5 (memlab's tokenizer: stemming,
+        accents folded, CJK as character pairs); ``{}`` when no term is distinctive (see :mod:`memlab.chats.switch`)."""
+        terms = query_terms(topic)
+        if not terms or len(rows) < 2:
+            return {}
+        ids = [str(r["id"]) for r in rows]
+        heads = LexicalIndex()
+        heads.add((i, f"{r['title'] or ''}\n{r['summary_text'] or ''}") for i, r in enumerate(rows))
+        owner = f'owner : "{owner_token(user_id)}"'
+        found: dict[str, set[str]] = {}
+        for t in terms:
+            in_passages = self.db.query(
+                "SELECT DISTINCT p.chat_id FROM chat_passages_fts f JOIN chat_passages p ON p.id = f.rowid "
+                "WHERE chat_passages_fts MATCH ? AND p.user_id = ?",
+                (f"{owner} AND ({terms_query([t])})", user_id),
+            )
+            found[t] = {ids[i] for i in heads.search_terms([t], len(ids))} | {str(r["chat_id"]) for r in in_passages}
+        distinctive = [hit for hit in found.values() if 0 < len(hit & set(ids)) < len(ids)]
+        if not distinctive:
+            return {}
+        return {cid: sum(cid in hit for hit in distinctive) / len(distinctive) for cid in ids}
 
     def search_history(
         self,

@@ -62,7 +62,7 @@ def register(groups: dict[str, Any]) -> None:
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", required=True, help="SQLite file (memories, chats, notifications, agent queue)")
     p.add_argument("--user", required=True, help="user id")
-    p.add_argument("--lang", choices=list(LANGS), default=None, help="language of notification texts")
+    p.add_argument("--lang", choices=list(LANGS), default=None, help="language of notification texts (default: MEMLAB_LANG if set, else each user's own, detected from their messages)")
     p.add_argument("--embedder", default=None, help="embedder (default: the one the database was built with)")
     p.add_argument("--reembed", action="store_true",
                    help="allow --embedder to differ from the database's: re-embed every memory and switch for good")

@@ -171,22 +171,30 @@ def format_value(entity: Entity, lang: str = "it") -> str:
 
     Args:
         entity: the entity.
-        lang: ``"it"`` (default) or ``"en"``; Chinese users get the Italian/English form of numbers and the raw
-            text of names.
+        lang: ``"it"`` (default), ``"en"`` or ``"zh"``; dates are written the way each language writes them
+            (``12 luglio 1990``, ``12 July 1990``, ``1990年7月12日``); numbers get the English decimal point in
+            en and zh; names, places and organisations are the text as written.
 
     Returns:
-        e.g. ``"12 luglio 1990"``, ``"15 agosto"``, ``"180 cm"``, ``"Milano"``.
+        e.g. ``"12 luglio 1990"``, ``"15 agosto"``, ``"180 cm"``, ``"Milano"``; ``"7月12日"`` in zh.
 
     Example:
         >>> format_value(Entity(EntityKind.DATE, "12/07/1990", 0, 10, "1990-07-12", "born"))
         '12 luglio 1990'
         >>> format_value(Entity(EntityKind.DATE, "Aug 15", 0, 6, "--08-15", "birthday"), lang="en")
         '15 August'
+        >>> format_value(Entity(EntityKind.DATE, "12/07/1990", 0, 10, "1990-07-12", "born"), lang="zh")
+        '1990年7月12日'
     """
     if entity.kind is EntityKind.DATE and isinstance(entity.value, str):
         months = _MONTHS_EN if lang == "en" else _MONTHS_IT
         v = entity.value
         dm = entity.day_month
+        if lang == "zh":
+            if dm is not None:
+                md = f"{dm[0]}月{dm[1]}日"
+                return md if v.startswith("--") else f"{v[:4]}年{md}"
+            return f"{v[:4]}年{int(v[5:7])}月" if len(v) == 7 else (f"{v}年" if len(v) == 4 else v)
         if dm is not None:
             s = f"{dm[1]} {months[dm[0] - 1]}"
             return s if v.startswith("--") else f"{s} {v[:4]}"
@@ -196,10 +204,12 @@ def format_value(entity: Entity, lang: str = "it") -> str:
     if entity.kind is EntityKind.NUMBER:
         x = float(entity.value)
         num = f"{x:.0f}" if x.is_integer() else f"{x:.2f}".rstrip("0").rstrip(".")
-        if lang != "en":
+        if lang not in ("en", "zh"):
             num = num.replace(".", ",")
         unit = entity.unit or ""
         if unit == "year":
+            if lang == "zh":
+                return f"{num}岁"
             unit = "years" if lang == "en" else "anni"
         elif unit == "count":
             unit = entity.qualifier or ""

@@ -587,6 +587,7 @@ class SemanticIntegrityChecker:
                 kind, ov, nv = hit
                 return self._make(p, confidence=0.9, type=_key_type(new.key, kind), level="entities",
                                   explanation=X.explain_key(new.key, ov, nv, lang=lang), source="key", key=new.key,
+                                  explain=X.explain_data("key", key=new.key, old=str(ov), new=str(nv)),
                                   values=[old.value, new.value],
                                   spans=[X._human_value(str(ov), lang), X._human_value(str(nv), lang)])
         fn, fo = self.facts(new), self.facts(old)
@@ -603,6 +604,7 @@ class SemanticIntegrityChecker:
                         p, confidence=conf, type=_KIND_TYPE[x.kind], level="entities",
                         explanation=X.explain_entities(x.attribute or "", y, x, lang=lang, update=update),
                         source="entities", attribute=x.attribute, subject=x.subject,
+                        explain=X.explain_data("entities", attribute=x.attribute or "", old=y, new=x, update=update),
                         values=[y.value, x.value], spans=[y.text, x.text], possible_update=update)
         return None
 
@@ -614,6 +616,7 @@ class SemanticIntegrityChecker:
         return self._make(p, confidence=hit.confidence, type=hit.type, level="patterns",
                           explanation=X.explain_pattern(hit.rule, hit.old, hit.new, lang=self.config.lang),
                           rule=hit.rule, possible_update=hit.update,
+                          explain=X.explain_data("pattern", rule=hit.rule, old=hit.old, new=hit.new),
                           values=[_plain(hit.old), _plain(hit.new)])
 
     def _clarification(self, p: _Pair) -> Contradiction | None:
@@ -632,6 +635,7 @@ class SemanticIntegrityChecker:
         text = messages(lang)["clarify_dates"].format(old=words(old), new=words(new))
         c = self._make(p, confidence=0.5, type=ConflictType.DATE, explanation=text, level="patterns",
                        rule="close_dates", kind="clarification", attributes=[old.attribute, new.attribute],
+                       explain=X.explain_data("clarify", old=old, new=new),
                        values=[old.value, new.value], spans=[old.text, new.text])
         return replace(c, urgency=Urgency.LOW)
 
@@ -656,7 +660,8 @@ class SemanticIntegrityChecker:
                 p.decided = self._make(
                     p, confidence=prob, type=self._guess_type(p), level="judge",
                     explanation=X.explain_judge(p.old.item.text, p.new.text, prob, lang=self.config.lang),
-                    judge=v.judge, label=v.label.value, rationale=v.rationale)
+                    judge=v.judge, label=v.label.value, rationale=v.rationale,
+                    explain=X.explain_data("judge", old=p.old.item.text, new=p.new.text, probability=prob))
 
     def _guess_type(self, p: _Pair) -> ConflictType:
         a = {e.kind for e in self.facts(p.old.item).entities}

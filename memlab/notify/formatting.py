@@ -1,8 +1,9 @@
 """How notifications reach the user, by urgency (Italian by default; English and Chinese available).
 
-- HIGH: a block **before** the reply. For a contradiction it is the A–D question block, each option with its value
-  when the detector found one::
+- HIGH: a block **before** the reply. For a contradiction it is the seed's sentence quoting what the user said each
+  time, then the A–D question block, each option with its value when the detector found one::
 
+      [⚠️ IMPORTANTE] Ho rilevato una contraddizione: in precedenza mi avevi detto «Sono nato il 12 luglio 1990», ma ora mi dici «Il mio compleanno è il 15 agosto».
       [⚠️ IMPORTANTE] Ho notato una contraddizione nella memoria:
       1. Memoria precedente: "Sono nato il 12 luglio 1990"
       2. Memoria nuova: "Il mio compleanno è il 15 agosto"
@@ -13,7 +14,9 @@
       - C) Entrambe sono corrette (spiega il contesto)
       - D) Cancella entrambe
 
-  other HIGH notifications are shown as ``[⚠️ IMPORTANTE] <content>``.
+  The explanation line and the option values are rendered in the language the block is shown in (from what the
+  checker recorded, see :func:`memlab.integrity.explain.render_explanation`); other HIGH notifications are shown as
+  ``[⚠️ IMPORTANTE] <content>``.
 - MEDIUM: **after** the reply, the offer "Ho una notifica importante per te. Vuoi che te la mostri ora? (sì/no)"
   (with several waiting, one plural offer: "Ho alcune notifiche importanti per te. Vuoi che te le mostri ora?");
   a "sì" in the next message shows them, a "no" leaves them in the bell.
@@ -31,6 +34,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from memlab.integrity.explain import render_explanation, render_values
 from memlab.notify.records import Notification, NotificationType, ResolutionChoice
 from memlab.records import Urgency
 from memlab.text import is_question, messages, one_line, split_sentences
@@ -38,6 +42,7 @@ from memlab.text import is_question, messages, one_line, split_sentences
 __all__ = [
     "FATIGUE_THRESHOLD",
     "TurnPlan",
+    "contradiction_sentence",
     "declined_text",
     "format_high_block",
     "format_notification",
@@ -73,14 +78,19 @@ def format_notification(n: Notification, lang: str = "it", *, with_ref: bool = F
     t = _t(lang)
     if n.type is NotificationType.CONTRADICTION:
         first, second = _pair_texts(n)
-        v1, v2 = _pair_values(n)
+        v1, v2 = _pair_values(n, lang)
         # user texts stay on their own numbered line, quoted: a memory holding newlines and "A) ..." lines
         # cannot add options or a second block
         details = n.payload.get("details") if isinstance(n.payload.get("details"), dict) else {}
-        head = t["clarify_head"] if details.get("kind") == "clarification" else t["contradiction_head"]
-        lines = [head, f'1. {t["previous"]}: "{one_line(first)}"',
-                 f'2. {t["new"]}: "{one_line(second)}"']
-        expl = one_line(_statement_only(str(n.payload.get("explanation") or "")))
+        clarify = details.get("kind") == "clarification"
+        head = t["clarify_head"] if clarify else t["contradiction_head"]
+        lines = [] if clarify else [contradiction_sentence(n, lang)]
+        lines += [head, f'1. {t["previous"]}: "{one_line(first)}"',
+                  f'2. {t["new"]}: "{one_line(second)}"']
+        # the explanation in the reader's language, rebuilt from what the checker recorded (older notifications:
+        # the text stored with them)
+        expl = render_explanation(details.get("explain"), lang) or str(n.payload.get("explanation") or "")
+        expl = one_line(_statement_only(expl))
         if expl:
             lines.append(expl)
         lines += [t["question"], t["A"].format(value=v1), t["B"].format(value=v2), t["C"], t["D"]]
@@ -91,12 +101,27 @@ def format_notification(n: Notification, lang: str = "it", *, with_ref: bool = F
     return f"{head} {one_line(n.content)}"
 
 
-def _pair_values(n: Notification) -> tuple[str, str]:
-    """`` (12 luglio)``-style suffixes for the A/B options: the two values the detector compared, when it recorded
-    them (``details.spans``), else empty."""
+def contradiction_sentence(n: Notification, lang: str = "it") -> str:
+    """The seed's HIGH sentence for a contradiction, quoting what the user said each time (the words of the chat
+    message a memory came from, when the notification recorded them, else the memory's text), e.g.
+    ``[⚠️ IMPORTANTE] Ho rilevato una contraddizione: in precedenza mi avevi detto «Sono nato il 12 luglio 1990»,
+    ma ora mi dici «Il mio compleanno è il 15 agosto».``"""
+    p = n.payload
+
+    def said(side: str) -> str:
+        d = p.get(side) if isinstance(p.get(side), dict) else {}
+        return one_line(str(d.get("said") or d.get("text") or ""), max_chars=200).rstrip(" .。!！")
+
+    return _t(lang)["contradiction_said"].format(old=said("first"), new=said("second"))
+
+
+def _pair_values(n: Notification, lang: str) -> tuple[str, str]:
+    """`` (12 luglio)``-style suffixes for the A/B options: the two values the detector compared, in ``lang`` when
+    it recorded them structured (``details.explain``), else as it wrote them (``details.spans``), else empty."""
     details = n.payload.get("details") if isinstance(n.payload.get("details"), dict) else {}
-    spans = details.get("spans") if isinstance(details, dict) else None
-    if not (isinstance(spans, list) and len(spans) == 2 and all(isinstance(x, str) and x.strip() for x in spans)):
+    spans = render_values(details.get("explain"), lang) or details.get("spans")
+    if not (isinstance(spans, list | tuple) and len(spans) == 2
+            and all(isinstance(x, str) and x.strip() for x in spans)):
         return "", ""
     other, new = (one_line(x, max_chars=60) for x in spans)  # the detector's order: the earlier memory, the new one
     first = n.payload.get("first") if isinstance(n.payload.get("first"), dict) else {}

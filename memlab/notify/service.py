@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from memlab._validation import check_enum, check_id, check_text, check_user_id
-from memlab.errors import InvalidInputError, NotFoundError
+from memlab.errors import InvalidInputError, MemlabError, NotFoundError
 from memlab.notify.records import (
     Notification,
     NotificationEvent,
@@ -274,8 +274,8 @@ class NotificationService:
         texts = {a: contradiction.other_text, b: contradiction.memory_text}
         first, second = sorted((a, b))
         payload = {
-            "first": {"id": first, "text": texts[first]},
-            "second": {"id": second, "text": texts[second]},
+            "first": {"id": first, "text": texts[first], **self._said(first)},
+            "second": {"id": second, "text": texts[second], **self._said(second)},
             "new_id": b,
             "confidence": float(contradiction.confidence),
             "conflict_type": str(contradiction.type.value if hasattr(contradiction.type, "value") else contradiction.type),
@@ -295,6 +295,18 @@ class NotificationService:
             memory_ids=(first, second),
             source=source,
         )
+
+    def _said(self, memory_id: int) -> dict[str, str]:
+        """``{"said": <the user's words>}`` when the memory came from a chat message whose words were recorded (the
+        ``said`` event :class:`memlab.assistant.Assistant` writes), else ``{}``."""
+        if self.store is None:
+            return {}
+        try:
+            events = self.store.events(memory_id, chain=False)
+        except MemlabError:
+            return {}
+        words = [e.details.get("words") for e in events if e.event == "said"]
+        return {"said": str(words[-1])} if words and isinstance(words[-1], str) and words[-1].strip() else {}
 
     # ------------------------------------------------------------------ reads
     def get(self, id: int, *, user_id: str) -> Notification:

@@ -39,6 +39,7 @@ __all__ = [
     "owner_token",
     "query_terms",
     "reciprocal_rank_fusion",
+    "terms_query",
 ]
 
 #: FTS5 tokenizer of every memlab full-text table (Porter stemming over unicode61, accents folded).
@@ -108,7 +109,17 @@ def fts_query(text: str) -> str | None:
         >>> fts_query("?!") is None
         True
     """
-    terms = query_terms(text)
+    return terms_query(query_terms(text))
+
+
+def terms_query(terms: Sequence[str]) -> str | None:
+    """An FTS5 ``MATCH`` expression for terms already chosen (:func:`query_terms`' output or a subset of it): each
+    quoted, joined by ``OR``; ``None`` for no terms.
+
+    Example:
+        >>> terms_query(["tokyo", "东 京"])
+        '"tokyo" OR "东 京"'
+    """
     if not terms:
         return None
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
@@ -194,7 +205,11 @@ class LexicalIndex:
 
     def search(self, query: str, k: int) -> list[int]:
         """Ids of the ``k`` best BM25 matches of ``query``, best first (``[]`` when no word matches)."""
-        expr = fts_query(query)
+        return self.search_terms(query_terms(query), k)
+
+    def search_terms(self, terms: Sequence[str], k: int) -> list[int]:
+        """Ids of the ``k`` best BM25 matches of ``terms`` (:func:`query_terms`' form), best first."""
+        expr = terms_query(terms)
         if expr is None:
             return []
         try:
@@ -202,5 +217,5 @@ class LexicalIndex:
                 "SELECT rowid FROM units WHERE units MATCH ? ORDER BY bm25(units) LIMIT ?", (expr, int(k))
             ).fetchall()
         except sqlite3.Error as exc:  # pragma: no cover - fts_query quotes every term
-            raise BackendError(f"Full-text search failed for {query[:80]!r}: {exc}") from exc
+            raise BackendError(f"Full-text search failed for {expr[:80]!r}: {exc}") from exc
         return [int(r[0]) for r in rows]

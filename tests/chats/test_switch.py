@@ -8,6 +8,7 @@ import pytest
 
 from memlab.chats import ChatStore, strip_switch_phrase
 from memlab.chats.switch import decide_switch, recency_factor, switch_score
+from memlab.errors import InvalidInputError
 from memlab.store import MemoryStore
 from memlab.testing import FakeEmbedder
 
@@ -87,3 +88,27 @@ def test_search_without_chats_and_re_embedding_after_embedder_change(tmp_path) -
     r = cs2.search("u1", "viaggio a Tokyo")
     assert r.decision == "switch" and r.chat_id == chat.id
     assert cs2.get(chat.id).summary_embedding.shape == (24,)
+
+
+def test_lexical_evidence_counts_the_requests_distinctive_words() -> None:
+    """score = dense + recency + lexical_weight * (share of the request's distinctive terms the chat contains): a
+    term found in every chat adds nothing; the weight 0 is the dense switch."""
+    cs = ChatStore(MemoryStore(":memory:", embedder=FakeEmbedder(dim=64)), clock=lambda: T0, min_similarity=-0.99)
+    tokyo = cs.create("u1", "Viaggio a Tokyo", [_turn("Sto organizzando il viaggio a Tokyo di aprile.")]).id
+    osaka = cs.create("u1", "Viaggio a Osaka", [_turn("Ad ottobre viaggio a Osaka e Kyoto in Giappone.")]).id
+    run = cs.create("u1", "Maratona", [_turn("Mi alleno per la maratona: un viaggio di 42 km.")]).id
+
+    def scores(query: str, weight: float) -> dict[str, float]:
+        cs.lexical_weight = weight
+        return {c.id: s for c, s in cs.search("u1", query, k=3).candidates}
+
+    dense, mixed = scores("la chat del viaggio a Tokyo", 0.0), scores("la chat del viaggio a Tokyo", 0.2)
+    # "viaggio" is in every chat: only "tokyo" is distinctive, and only the Tokyo chat has it
+    assert mixed[tokyo] - dense[tokyo] == pytest.approx(0.2)
+    assert mixed[osaka] == pytest.approx(dense[osaka]) and mixed[run] == pytest.approx(dense[run])
+    dense, mixed = scores("Osaka in Giappone o Tokyo", 0.0), scores("Osaka in Giappone o Tokyo", 0.2)
+    assert mixed[osaka] - dense[osaka] == pytest.approx(0.2 * 2 / 3)  # osaka, giappone of osaka/giappone/tokyo
+    assert mixed[tokyo] - dense[tokyo] == pytest.approx(0.2 / 3) and mixed[run] == pytest.approx(dense[run])
+    assert scores("viaggio", 0.2) == pytest.approx(scores("viaggio", 0.0))  # nothing distinctive
+    with pytest.raises(InvalidInputError):
+        ChatStore(MemoryStore(":memory:", embedder=FakeEmbedder()), lexical_weight=-0.1)

@@ -35,7 +35,9 @@ def test_acceptance_birthday_contradiction(tmp_path):
     memlab("chat", "--db", db, "--user", "u1", "--message", "Il mio compleanno è il 15 agosto")
     out = json.loads(memlab("chat", "--db", db, "--user", "u1", "--message", "Che ore sono?", "--json").stdout)
     resp = out["response"]
-    assert resp.startswith("[⚠️ IMPORTANTE] Ho notato una contraddizione")
+    assert resp.startswith("[⚠️ IMPORTANTE] Ho rilevato una contraddizione: in precedenza mi avevi detto "
+                           "«Sono nato il 12 luglio 1990», ma ora mi dici «Il mio compleanno è il 15 agosto».\n"
+                           "[⚠️ IMPORTANTE] Ho notato una contraddizione")
     block = resp.split("\n\n")[0]
     for needle in ("12 luglio 1990", "15 agosto", "Quale informazione è corretta?", "- A) La prima", "- B) La seconda",
                    "- C) Entrambe sono corrette (spiega il contesto)", "- D) Cancella entrambe"):
@@ -100,4 +102,4 @@ def test_no_wait_leaves_checks_queued_for_the_next_run(tmp_path):
     # the next (waiting) run first drains what the earlier processes left
     memlab("chat", "--db", db, "--user", "u1", "--message", "Buongiorno")
     out = json.loads(memlab("chat", "--db", db, "--user", "u1", "--message", "Che ore sono?", "--json").stdout)
-    assert out["response"].startswith("[⚠️ IMPORTANTE] Ho notato una contraddizione")
+    assert out["response"].startswith("[⚠️ IMPORTANTE] Ho rilevato una contraddizione")
