@@ -605,12 +605,8 @@ class PostgresStore:
         """
         owner = "PostgresStore.add"
         user_id = check_user_id(user_id, owner=owner)
-        if isinstance(items, str | bytes | Mapping):
-            raise InvalidInputError(
-                f"The 'items' parameter of PostgresStore.add_many must be a list of texts or mappings. "
-                f"Got a single {type(items).__name__} instead; use PostgresStore.add for one memory."
-            )
-        specs = [validate_memory_spec(it, owner, self.max_text_chars) for it in items]
+        specs = self._item_specs(items, owner, "The 'items' parameter of PostgresStore.add_many",
+                                 "; use PostgresStore.add for one memory")
         if not specs:
             return []
         if embeddings is None:
@@ -700,12 +696,7 @@ class PostgresStore:
                     batches = tqdm(batches, desc="bulk load", unit="batch")
                 for user_id, items, embeddings in batches:
                     user_id = check_user_id(user_id, owner=owner)
-                    if isinstance(items, str | bytes | Mapping):
-                        raise InvalidInputError(
-                            f"The items of a {owner} batch must be a list of texts or mappings. "
-                            f"Got a single {type(items).__name__} instead."
-                        )
-                    specs = [validate_memory_spec(it, owner, self.max_text_chars) for it in items]
+                    specs = self._item_specs(items, owner, f"The items of a {owner} batch")
                     if not specs:
                         continue
                     vecs = self._batch_vectors(specs, embeddings, owner)
@@ -724,6 +715,14 @@ class PostgresStore:
         return BulkLoadResult(
             ids=ids, rows=len(ids), copy_s=t1 - t0, index_s=t2 - t1, analyze_s=t3 - t2, hnsw_built=build_index
         )
+
+    def _item_specs(self, items: Any, owner: str, what: str, hint: str = "") -> list[dict[str, Any]]:
+        """Validated specs of ``items`` (a list of texts or mappings; a single one is refused with ``hint``)."""
+        if isinstance(items, str | bytes | Mapping):
+            raise InvalidInputError(
+                f"{what} must be a list of texts or mappings. Got a single {type(items).__name__} instead{hint}."
+            )
+        return [validate_memory_spec(it, owner, self.max_text_chars) for it in items]
 
     def _batch_vectors(
         self, specs: list[dict[str, Any]], embeddings: Any, owner: str

@@ -47,6 +47,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -241,6 +242,41 @@ def _release_freed_memory() -> None:
         pass
 
 
+def _embed_corpus(emb: Any, texts: list[str], res: IntegrityBenchResult, rss_mb: Callable[[], float]) -> Any:
+    """The corpus' real vectors (the embedding timed into ``res``), after one warm-up call."""
+    emb.embed(["warm-up"])
+    t = time.perf_counter()
+    real_vecs = emb.embed(texts)
+    res.figures["store_embed_s (unique texts, cached)"] = time.perf_counter() - t
+    res.figures["rss_mb_before_store"] = rss_mb()
+    return real_vecs
+
+
+def user_layout(
+    n: int, users: int, texts: list[str], real_vecs: Any, dim: int, seed: int
+) -> Iterator[tuple[str, list[str], Any, bool, int]]:
+    """The many-user bench store, user by user: ``(user, texts, vectors, real, rows so far)``.
+
+    ``n`` memories over ``users`` users (``user-00000`` ...; sizes differ by at most one); the first users, whole,
+    hold the corpus' real ``texts`` with their embedded ``real_vecs`` (``real`` True), the others corpus texts with
+    seeded random unit vectors (filler). Both backends' benches build the same store from it.
+    """
+    per = [n // users + (1 if u < n % users else 0) for u in range(users)]
+    rng = np.random.default_rng(seed + 7)
+    done = 0
+    for u, count in enumerate(per):
+        if count == 0:
+            continue
+        if done + count <= len(texts):
+            vecs, utexts, real = real_vecs[done : done + count], texts[done : done + count], True
+        else:
+            vecs, real = _random_unit(count, dim, int(rng.integers(2**31))), False
+            start = done % len(texts)
+            utexts = (texts[start:] + texts * (count // len(texts) + 1))[:count]
+        done += count
+        yield f"user-{u:05d}", utexts, vecs, real, done
+
+
 def _multi_user_store(emb: Any, path: Path, texts: list[str], res: IntegrityBenchResult, users: int,
                       store_index: str, seed: int) -> tuple[Any, list[str]]:
     """A real store of ``res.n`` memories over ``users`` users: real embedded ``texts`` first (whole users), the
@@ -248,37 +284,20 @@ def _multi_user_store(emb: Any, path: Path, texts: list[str], res: IntegrityBenc
     from memlab.index import FaissIndex
     from memlab.store import MemoryStore
 
-    n = res.n
-    per = [n // users + (1 if u < n % users else 0) for u in range(users)]
-    names = [f"user-{u:05d}" for u in range(users)]
-    emb.embed(["warm-up"])
-    t = time.perf_counter()
-    real_vecs = emb.embed(texts)
-    res.figures["store_embed_s (unique texts, cached)"] = time.perf_counter() - t
-    res.figures["rss_mb_before_store"] = _rss_mb()
+    real_vecs = _embed_corpus(emb, texts, res, _rss_mb)
 
     def open_store() -> Any:
         idx = FaissIndex(emb.dim) if store_index == "global" else None
         return MemoryStore(path, embedder=emb, index=idx)
 
     store = open_store()
-    rng = np.random.default_rng(seed + 7)
     real_users: list[str] = []
-    done = 0
     t = time.perf_counter()
-    for name, count in zip(names, per, strict=True):
-        if count == 0:
-            continue
-        if done + count <= len(texts):
-            vecs, utexts = real_vecs[done : done + count], texts[done : done + count]
+    for name, utexts, vecs, real, _done in user_layout(res.n, users, texts, real_vecs, emb.dim, seed):
+        if real:
             real_users.append(name)
-        else:
-            vecs = _random_unit(count, emb.dim, int(rng.integers(2**31)))
-            start = done % len(texts)
-            utexts = (texts[start:] + texts * (count // len(texts) + 1))[:count]
-        for s in range(0, count, 2000):
+        for s in range(0, len(utexts), 2000):
             store.add_many(name, utexts[s : s + 2000], embeddings=vecs[s : s + 2000])
-        done += count
     res.figures["store_fill_s"] = time.perf_counter() - t
     t = time.perf_counter()
     store.close()
@@ -295,9 +314,9 @@ def _multi_user_store(emb: Any, path: Path, texts: list[str], res: IntegrityBenc
     res.figures["rss_mb_store_open"] = _rss_mb()
     res.figures["rss_mb_of_the_open_store"] = res.figures["rss_mb_store_open"] - res.figures["rss_mb_before_reopen"]
     if not real_users:  # fewer real texts than one user's share: the first user is checked anyway
-        real_users.append(names[0])
+        real_users.append("user-00000")
     res.figures["users"] = users
-    res.figures["memories_per_user"] = n // users
+    res.figures["memories_per_user"] = res.n // users
     res.figures["users_with_real_memories"] = len(real_users)
     res.figures["store_index"] = type(store.index).__name__ + (" (one for all users)" if store_index == "global"
                                                                else "")

@@ -130,37 +130,20 @@ class PgBench:
     # ------------------------------------------------------------------ fill
     def fill(self, texts: list[str], rss_mb: Callable[[], float]) -> tuple[Any, list[str]]:
         """Bulk-load ``res.n`` memories over the users (HNSW left out); returns the store and the real users."""
-        from memlab.lab.bench.integrity import _random_unit
+        from memlab.lab.bench.integrity import _embed_corpus, user_layout
         from memlab.store.postgres import PostgresStore
 
         res, emb, users = self.res, self.emb, self.users
         n = res.n
-        per = [n // users + (1 if u < n % users else 0) for u in range(users)]
-        names = [f"user-{u:05d}" for u in range(users)]
-        emb.embed(["warm-up"])
-        t = time.perf_counter()
-        real_vecs = emb.embed(texts)
-        res.figures["store_embed_s (unique texts, cached)"] = time.perf_counter() - t
-        res.figures["rss_mb_before_store"] = rss_mb()
+        real_vecs = _embed_corpus(emb, texts, res, rss_mb)
         self.store = store = PostgresStore(self.dsn, embedder=emb)
         res.figures["pgvector"] = store.vector_version
-        rng = np.random.default_rng(self.seed + 7)
         real_users: list[str] = []
 
         def batches() -> Iterator[tuple[str, list[str], np.ndarray]]:
-            done = 0
-            for k, (name, count) in enumerate(zip(names, per, strict=True)):
-                if count == 0:
-                    continue
-                if done + count <= len(texts):
-                    vecs, utexts = real_vecs[done : done + count], texts[done : done + count]
-                    real_users.append(name)
-                else:
-                    vecs = _random_unit(count, emb.dim, int(rng.integers(2**31)))
-                    start = done % len(texts)
-                    utexts = (texts[start:] + texts * (count // len(texts) + 1))[:count]
-                    self.filler_users.append(name)
-                done += count
+            layout = user_layout(n, users, texts, real_vecs, emb.dim, self.seed)
+            for k, (name, utexts, vecs, real, done) in enumerate(layout):
+                (real_users if real else self.filler_users).append(name)
                 if k % max(1, users // 10) == 0:
                     self.log(f"  bulk load: user {k + 1:,}/{users:,}, {done:,} rows")
                 yield name, utexts, vecs
@@ -174,7 +157,7 @@ class PgBench:
         res.figures["store_fill_s"] = loaded.copy_s + loaded.index_s + loaded.analyze_s
         self.log(f"  loaded {loaded.rows:,} rows: COPY {loaded.copy_s:.1f} s, full-text index {loaded.index_s:.1f} s")
         if not real_users:
-            real_users.append(names[0])
+            real_users.append("user-00000")
         res.figures["users"] = users
         res.figures["memories_per_user"] = n // users
         res.figures["users_with_real_memories"] = len(real_users)
