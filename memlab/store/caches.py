@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["ActiveTexts", "ascii_lower", "like_free", "sorted_minus", "sorted_union"]
+__all__ = ["ActiveTexts", "ascii_lower", "in_sorted", "like_free", "sorted_minus", "sorted_union"]
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 # rows are joined with a character no memory text can hold (control characters are refused at add), so a match
@@ -134,12 +134,24 @@ class ActiveTexts:
                 break
         return sorted(hits, reverse=True)[:limit]
 
+def in_sorted(arr: NDArray[np.int64], values: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """Which of ``values`` are in ``arr`` (sorted, unique), by binary search: no sort of ``arr``.
+
+    Example:
+        >>> in_sorted(np.array([2, 5, 9]), np.array([9, 1, 5, 10])).tolist()
+        [True, False, True, False]
+    """
+    values = np.asarray(values, dtype=np.int64)
+    if len(arr) == 0:
+        return np.zeros(len(values), dtype=bool)
+    pos = np.minimum(np.searchsorted(arr, values), len(arr) - 1)
+    return arr[pos] == values
+
+
 def sorted_union(arr: NDArray[np.int64], new: Sequence[int]) -> NDArray[np.int64]:
     """``arr`` (sorted, unique) with ``new`` ids inserted, sorted and unique, as a new read-only array."""
     add = np.unique(np.asarray(new, dtype=np.int64))  # a few ids: sorting them is cheap, sorting ``arr`` is not
-    if len(arr) and len(add):
-        pos = np.minimum(np.searchsorted(arr, add), len(arr) - 1)
-        add = add[arr[pos] != add]
+    add = add[~in_sorted(arr, add)]
     out = np.insert(arr, np.searchsorted(arr, add), add) if len(add) else arr.copy()
     out.flags.writeable = False
     return out
@@ -148,8 +160,6 @@ def sorted_union(arr: NDArray[np.int64], new: Sequence[int]) -> NDArray[np.int64
 def sorted_minus(arr: NDArray[np.int64], gone: Sequence[int]) -> NDArray[np.int64]:
     """``arr`` (sorted, unique) without the ``gone`` ids, as a new read-only array."""
     g = np.asarray(gone, dtype=np.int64)
-    pos = np.searchsorted(arr, g)
-    pos = pos[(pos < len(arr)) & (arr[np.minimum(pos, max(len(arr) - 1, 0))] == g)] if len(arr) else pos[:0]
-    out = np.delete(arr, pos)
+    out = np.delete(arr, np.searchsorted(arr, g[in_sorted(arr, g)]))
     out.flags.writeable = False
     return out

@@ -40,7 +40,7 @@ from memlab.index.faiss_index import FaissIndex
 from memlab.index.partitioned import PartitionedFaissIndex
 from memlab.protocols import Embedder, VectorIndex
 from memlab.records import MemoryItem
-from memlab.store.caches import ActiveTexts, ascii_lower, like_free, sorted_minus, sorted_union
+from memlab.store.caches import ActiveTexts, ascii_lower, in_sorted, like_free, sorted_minus, sorted_union
 from memlab.store.db import Database
 from memlab.store.lexical import FTS_TOKENIZER, fts_query, fuse_with_cosines, lexical_text, owner_token
 from memlab.text import messages, one_line
@@ -1373,8 +1373,7 @@ class MemoryStore:
                 (match, limit),
             )
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            pos = np.minimum(np.searchsorted(allowed, ids), len(allowed) - 1)
-            kept = ids[allowed[pos] == ids][:k].tolist()
+            kept = ids[in_sorted(allowed, ids)][:k].tolist()
             if len(kept) >= k or len(rows) < limit:
                 return kept
             limit *= 2
@@ -1436,9 +1435,7 @@ class MemoryStore:
         if allowed is None:
             allowed = self._allowed_ids(user_id, include_inactive)
         drop = np.unique(np.asarray([int(i) for i in exclude if is_row_id(i)], dtype=np.int64))
-        if len(drop) and len(allowed):
-            pos = np.minimum(np.searchsorted(allowed, drop), len(allowed) - 1)
-            drop = drop[allowed[pos] == drop]  # the excluded ids that are allowed
+        drop = drop[in_sorted(allowed, drop)]  # the excluded ids that are allowed
         n = min(k, len(allowed) - len(drop))
         if n <= 0:
             return []

@@ -204,12 +204,7 @@ class PgBench:
             who = [users[i % len(users)] for i in range(n_q)]
             for _ in range(3):  # warm the caches
                 store.search_by_vector(who[0], queries[0], 10, mode="exact")
-            exact, ms = [], []
-            for u, q in zip(who, queries, strict=True):
-                t = time.perf_counter()
-                hits = store.search_by_vector(u, q, 10, mode="exact")
-                ms.append((time.perf_counter() - t) * 1000)
-                exact.append([(m.id, 1.0 - s) for m, s in hits])
+            exact, ms = _timed_searches(store, who, queries, "exact")
             st = _stats(ms)  # the exact search alone, queries back to back (the checks interleave other work)
             res.indexes.append({
                 "vectors": f"pg {label} ({len(users)} users)", "n": res.n, "factory": "PostgreSQL exact (user_id index)",
@@ -220,12 +215,7 @@ class PgBench:
             for ef, scan in settings:
                 store.ef_search, store.iterative_scan = ef, scan
                 store.search_by_vector(who[0], queries[0], 10, mode="hnsw")
-                got, ms = [], []
-                for u, q in zip(who, queries, strict=True):
-                    t = time.perf_counter()
-                    hits = store.search_by_vector(u, q, 10, mode="hnsw")
-                    ms.append((time.perf_counter() - t) * 1000)
-                    got.append([(m.id, 1.0 - s) for m, s in hits])
+                got, ms = _timed_searches(store, who, queries, "hnsw")
                 plain, ties = recall_at_k(exact, got)
                 st = _stats(ms)
                 res.indexes.append({
@@ -246,3 +236,16 @@ class PgBench:
             store.add(real_users[i % len(real_users)], f"hnsw add probe {i}", embedding=v)
             add_ms.append((time.perf_counter() - t) * 1000)
         res.stages["store_add (HNSW in place)"] = _stats(add_ms)
+
+
+def _timed_searches(
+    store: Any, users: list[str], queries: np.ndarray, mode: str
+) -> tuple[list[list[tuple[int, float]]], list[float]]:
+    """Top-10 ``(id, cosine distance)`` of each query on its user's memories in ``mode``, and each search's ms."""
+    hits_per_query, ms = [], []
+    for u, q in zip(users, queries, strict=True):
+        t = time.perf_counter()
+        hits = store.search_by_vector(u, q, 10, mode=mode)
+        ms.append((time.perf_counter() - t) * 1000)
+        hits_per_query.append([(m.id, 1.0 - s) for m, s in hits])
+    return hits_per_query, ms
