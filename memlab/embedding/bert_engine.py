@@ -63,7 +63,7 @@ def _read_json(path: Path) -> Any:
         raise EmbedderError(f"Could not read {path}: {exc}") from exc
 
 
-def _check_architecture(folder: Path) -> dict[str, Any]:
+def check_architecture(folder: Path) -> dict[str, Any]:
     """The model's ``config.json`` if the folder is a BERT encoder with mean pooling; else EmbedderError."""
     cfg = _read_json(folder / "config.json")
     problems = []
@@ -91,6 +91,27 @@ def _check_architecture(folder: Path) -> dict[str, Any]:
     if problems:
         raise EmbedderError(f"{folder} is not a model BertMeanPoolEngine runs: {'; '.join(problems)}.")
     return dict(cfg)
+
+
+def load_tokenizer(folder: Path, cfg: dict[str, Any], max_seq_length: int) -> Any:
+    """The folder's ``tokenizer.json`` (Rust ``tokenizers``): no padding, truncation at ``max_seq_length`` tokens."""
+    try:
+        from tokenizers import Tokenizer
+    except ImportError as exc:  # pragma: no cover - core dependency (via transformers)
+        raise MissingDependencyError("tokenizers", "core") from exc
+    try:
+        tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    except Exception as exc:  # tokenizers raises its own error types
+        raise EmbedderError(f"Could not load the tokenizer in {folder}: {exc}") from exc
+    tok.no_padding()
+    tok.enable_truncation(max_length=min(max_seq_length, int(cfg.get("max_position_embeddings", 512))))
+    return tok
+
+
+def _sorted_batches(ids: list[list[int]], size: int = _SUB_BATCH) -> list[list[int]]:
+    """Indices of ``ids`` in forward passes of at most ``size`` texts, sorted by length (little padding)."""
+    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+    return [order[start : start + size] for start in range(0, len(order), size)]
 
 
 class BertMeanPoolEngine:
@@ -151,11 +172,10 @@ class BertMeanPoolEngine:
         with self._lock:
             if self._loaded:
                 return
-            cfg = _check_architecture(self.folder)
+            cfg = check_architecture(self.folder)
             try:
                 import torch
                 from safetensors.torch import load_file
-                from tokenizers import Tokenizer
             except ImportError as exc:  # pragma: no cover - core dependencies (via sentence-transformers)
                 raise MissingDependencyError(exc.name or "torch", "core") from exc
             want = self.requested_dtype
@@ -164,12 +184,10 @@ class BertMeanPoolEngine:
             dt = torch.bfloat16 if want == "bfloat16" else torch.float32
             try:
                 sd = load_file(str(self.folder / "model.safetensors"))
-                tok = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
-            except Exception as exc:  # safetensors/tokenizers raise their own error types
+            except Exception as exc:  # safetensors raises its own error types
                 raise EmbedderError(f"Could not load the model in {self.folder}: {exc}") from exc
             sd = {k.removeprefix("bert."): v for k, v in sd.items()}
-            tok.no_padding()
-            tok.enable_truncation(max_length=min(self.max_seq_length, int(cfg.get("max_position_embeddings", 512))))
+            tok = load_tokenizer(self.folder, cfg, self.max_seq_length)
 
             def w(name: str, dtype: Any = dt) -> Any:
                 if name not in sd:
@@ -213,10 +231,8 @@ class BertMeanPoolEngine:
 
         ids = self.token_ids(texts)
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         with self._lock, torch.inference_mode():
-            for start in range(0, len(order), _SUB_BATCH):
-                idx = order[start : start + _SUB_BATCH]
+            for idx in _sorted_batches(ids):
                 out[idx] = self._forward([ids[i] for i in idx]).numpy()
         return out
 

@@ -11,12 +11,14 @@ from numpy.typing import NDArray
 
 from memlab.embedding.base import BaseEmbedder
 from memlab.embedding.bert_engine import BertMeanPoolEngine, EngineDtype
+from memlab.embedding.onnx_int8 import OnnxInt8Encoder
 from memlab.errors import EmbedderError, InvalidInputError, MissingDependencyError
 from memlab.protocols import EmbedMode
 
 __all__ = ["MiniLMEmbedder", "SentenceTransformerEmbedder", "minilm_path"]
 
 _BACKENDS = ("fast", "sentence-transformers")
+_QUERY_BACKENDS = ("onnx-int8", "same")
 
 
 def minilm_path() -> Path:
@@ -109,11 +111,16 @@ class MiniLMEmbedder(SentenceTransformerEmbedder):
             >= 0.9999 to it, so a store built with either backend is searched with the other unchanged.
             ``sentence-transformers``: the reference float32 path (what other libraries run).
         dtype: precision of the ``fast`` backend: ``auto`` (default), ``bfloat16`` or ``float32``.
+        query_backend: how ``mode="query"`` texts (what a search embeds) are run. ``onnx-int8`` (default with the
+            ``fast`` backend): ONNX Runtime with int8 weights (:class:`~memlab.embedding.onnx_int8.OnnxInt8Encoder`,
+            built once per machine from these weights), about 2.5x faster per query than the bfloat16 engine, cosine
+            ≥ 0.986 to float32; stored (passage) vectors keep the ``backend``'s float geometry. ``same``: queries
+            take the ``backend`` too (the default with ``sentence-transformers``, the reference path).
         batch_size: texts per model call.
         cache_size: entries of the text-hash cache (see :class:`~memlab.embedding.base.BaseEmbedder`).
 
     Raises:
-        InvalidInputError: unknown ``backend`` (or ``dtype``).
+        InvalidInputError: unknown ``backend``, ``query_backend`` (or ``dtype``).
 
     Example:
         >>> emb = MiniLMEmbedder()
@@ -121,15 +128,22 @@ class MiniLMEmbedder(SentenceTransformerEmbedder):
         (1, 384)
     """
 
-    def __init__(self, *, backend: str = "fast", dtype: EngineDtype = "auto", batch_size: int = 64,
-                 cache_size: int = 50_000) -> None:
+    def __init__(self, *, backend: str = "fast", dtype: EngineDtype = "auto", query_backend: str | None = None,
+                 batch_size: int = 64, cache_size: int = 50_000) -> None:
         super().__init__(minilm_path(), name="minilm", batch_size=batch_size, cache_size=cache_size)
         if backend not in _BACKENDS:
             raise InvalidInputError(
                 f"The 'backend' parameter of MiniLMEmbedder must be one of {list(_BACKENDS)}. Got {backend!r} instead.")
+        if query_backend is None:
+            query_backend = "onnx-int8" if backend == "fast" else "same"
+        if query_backend not in _QUERY_BACKENDS:
+            raise InvalidInputError(f"The 'query_backend' parameter of MiniLMEmbedder must be one of "
+                                    f"{list(_QUERY_BACKENDS)}. Got {query_backend!r} instead.")
         self.backend = backend
-        self._engine = BertMeanPoolEngine(self.model, dtype=dtype, max_seq_length=self.max_seq_length or 256) \
-            if backend == "fast" else None
+        self.query_backend = query_backend
+        seq = self.max_seq_length or 256
+        self._engine = BertMeanPoolEngine(self.model, dtype=dtype, max_seq_length=seq) if backend == "fast" else None
+        self._query_engine = OnnxInt8Encoder(self.model, max_seq_length=seq) if query_backend == "onnx-int8" else None
 
     @property
     def dim(self) -> int:
@@ -137,13 +151,15 @@ class MiniLMEmbedder(SentenceTransformerEmbedder):
         return 384
 
     def _encode(self, texts: list[str], mode: EmbedMode) -> NDArray[np.float32]:
+        if mode == "query" and self._query_engine is not None:
+            return self._query_engine.encode(texts)  # BaseEmbedder normalises
         if self._engine is None:
             return super()._encode(texts, mode)
-        return self._engine.encode(texts)  # BaseEmbedder normalises
+        return self._engine.encode(texts)
 
     def get_params(self) -> dict[str, object]:
-        """JSON-able description (backend and, for ``fast``, the precision in use)."""
-        params = dict(super().get_params(), backend=self.backend)
+        """JSON-able description (backend, query backend and, for ``fast``, the precision in use)."""
+        params = dict(super().get_params(), backend=self.backend, query_backend=self.query_backend)
         if self._engine is not None:
             params["dtype"] = self._engine.dtype
         return params
