@@ -388,3 +388,29 @@ def test_what_compaction_folded_away_comes_back_into_the_prompt_when_asked_about
     earlier = system.split("## DA QUESTA CHAT, PRIMA DEL RIASSUNTO")[1]
     assert "zebra-quattro" in earlier and "libro" not in earlier
     assert msgs[0] not in [m["content"] for m in llm.calls[-1][1:]]  # the turn itself left the window
+
+
+def test_a_retrieved_fact_brings_the_passage_it_was_said_in(env, monkeypatch):
+    """Small-to-big: a memory in the context brings the archived passage of the message it came from (its ``said``
+    event records the chat and position), so the model reads the words around a fact, not the fact alone."""
+    store, svc, agent, ing = env
+    ing.facts["Si chiama Fido e ha tre anni"] = [("Il cane si chiama Fido", "dog_name", "fido")]
+    llm = ScriptedLLM(["ok"] * 20)
+    chats = ChatStore(store, summary_window_size=4)
+    a = Assistant(store, notifications=svc, agent=agent, ingestor=ing, llm=llm, chats=chats, history_k=1)
+    msgs = ["Ho preso un cane al canile", "Si chiama Fido e ha tre anni", "Oggi piove", "Ho letto un libro",
+            "Sono stanco", "Ciao"]
+    turns(a, agent, msgs)
+    (fact,) = [m for m in store.list("u1") if m.key == "dog_name"]
+    said = [e for e in store.events(fact.id, user_id="u1") if e.event == "said"][-1].details
+    chat = chats.get(said["chat_id"], user_id="u1")
+    assert chat.full_history[said["pos"]]["parts"][0]["text"] == msgs[1]
+    assert said["pos"] < chat.compacted_until  # folded out of the model's window
+    (passage,) = chats.passages_at("u1", chat.id, [said["pos"]])
+    assert (passage.start, passage.end) == (said["pos"] - 2, said["pos"]) and msgs[0] in passage.text
+
+    monkeypatch.setattr(chats, "search_history", lambda *args, **kwargs: [])  # leave only the fact's own passage
+    system = a.compose_messages("u1", "Come si chiama il cane?", chat_id=chat.id)[0]["content"]
+    earlier = system.split("## DA QUESTA CHAT, PRIMA DEL RIASSUNTO")[1]
+    assert "tre anni" in earlier and "canile" in earlier  # words the fact itself does not hold
+    assert "Il cane si chiama Fido" in system.split("## DA QUESTA CHAT")[0]  # the fact, in the memory block

@@ -690,6 +690,42 @@ class ChatStore:
             self._row(chat_id, user_id, owner)
         return self._history_hits(user_id, query, None, k, chat_id=chat_id, mode=mode)
 
+    def passages_at(self, user_id: str, chat_id: str, positions: Sequence[int]) -> list[PassageHit]:
+        """The archived passages of ``chat_id`` that end at ``positions`` (each folded turn's passage: the turn and up
+        to two before it in its session), in the order of ``positions``; positions not archived (still in the
+        window, or unknown) are skipped. ``score`` is 0: nothing was compared.
+
+        This is how a memory retrieved for the prompt brings the words it came from (the Assistant's
+        small-to-big retrieval: a fact is a precise key, its passage the context the model reads).
+
+        Raises:
+            InvalidInputError: bad user id or a position that is not an int >= 0.
+            NotFoundError: ``chat_id`` is not one of the user's chats.
+        """
+        owner = "ChatStore.passages_at"
+        user_id = check_user_id(user_id, owner=owner)
+        self._row(chat_id, user_id, owner)
+        wanted: list[int] = []
+        for p in positions:
+            if isinstance(p, bool) or not isinstance(p, int) or p < 0:
+                raise InvalidInputError(f"The 'positions' of {owner} must be ints >= 0. Got {p!r}.")
+            if p not in wanted:
+                wanted.append(p)
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        rows = self.db.query(
+            f"SELECT chat_id, start_pos, end_pos, text, at FROM chat_passages WHERE chat_id = ? AND user_id = ? "
+            f"AND end_pos IN ({marks})",
+            (chat_id, user_id, *wanted),
+        )
+        by_end = {int(r["end_pos"]): r for r in rows}
+        return [
+            PassageHit(r["chat_id"], int(r["start_pos"]), int(r["end_pos"]), r["text"],
+                       datetime.fromisoformat(r["at"]), 0.0)
+            for r in (by_end.get(p) for p in wanted) if r is not None
+        ]
+
     def _history_hits(
         self, user_id: str, query: str, q: NDArray[np.float32] | None, k: int, *, chat_id: str | None, mode: str
     ) -> list[PassageHit]:

@@ -15,7 +15,10 @@ For each LoCoMo conversation, memory is built several ways; every memory unit ke
     to the session's date; the first speaker's turns as ``user``, the second's as ``model``, window 30), then:
     every sentence of the final compaction summary (provenance = the turns it came from) + the turns left in
     ``assistant_history`` + the dated 3-turn passages compaction archived (:mod:`memlab.chats.passages`,
-    provenance = their turns) + the ``facts`` units. This is what an assistant built on memlab would still have.
+    provenance = their turns) + the ``facts`` units, each retrieved by its own text and bringing the archived
+    passage of the turn it was said in (provenance = that passage's turns; a fact of a turn still in the window
+    keeps its turn), as :class:`memlab.assistant.Assistant` puts the passages of its context's first ``source_k``
+    memories into the prompt. This is what an assistant built on memlab would still have.
 ``compacted_no_facts``
     The same without the facts: what compaction keeps by itself (summary, window, archive).
 ``summary_only``
@@ -93,7 +96,7 @@ class MemoryUnit:
 
     Attributes:
         text: what is embedded and retrieved.
-        dia_ids: LoCoMo turns it was built from.
+        dia_ids: LoCoMo turns it covers (for a fact in ``compacted``, the passage it brings).
         kind: ``turn``, ``fact``, ``summary`` or ``observation``.
     """
 
@@ -206,15 +209,21 @@ def build_memories(
         summary_only.append(
             MemoryUnit(chat.full_history[pos]["parts"][0]["text"], frozenset({positions[pos]}), "turn")
         )
+    passage_rows = chats.db.query(
+        "SELECT start_pos, end_pos, text FROM chat_passages WHERE chat_id = ? ORDER BY start_pos, end_pos",
+        (chat.id,),
+    )
     passages = [
         MemoryUnit(r["text"], frozenset(positions[p] for p in range(r["start_pos"], r["end_pos"] + 1)), "passage")
-        for r in chats.db.query(
-            "SELECT start_pos, end_pos, text FROM chat_passages WHERE chat_id = ? ORDER BY start_pos, end_pos",
-            (chat.id,),
-        )
+        for r in passage_rows
     ]
     compacted_no_facts = summary_only + passages
-    compacted = compacted_no_facts + facts
+    # small-to-big, as the Assistant does (source_k): a fact retrieved after compaction brings the archived passage
+    # of the turn it was said in, so it covers that passage's turns (a fact of a turn still in the window: its turn)
+    said_in = {positions[int(r["end_pos"])]: p.dia_ids for r, p in zip(passage_rows, passages, strict=True)}
+    compacted = compacted_no_facts + [
+        MemoryUnit(f.text, said_in.get(next(iter(f.dia_ids)), f.dia_ids), f.kind) for f in facts
+    ]
     observations = [
         MemoryUnit(o.text, frozenset(o.evidence), "observation")
         for s in conv.sessions

@@ -279,6 +279,26 @@ def version_rule(confidence: float, champion: Mapping[str, Any] | None) -> tuple
     return wins, None if wins else int(champion["id"])
 
 
+def select_context(
+    store: Any, owner: str, user_id: str, query: str | None, *, project_id: str | None,
+    types: Sequence[str] | None, k: int,
+) -> list[MemoryItem]:
+    """The memories a prompt context lists (``build_context``/``context_items`` of either store): with ``query``, the
+    best of ``store.search`` (3k deep, so filters still leave k), else the newest; project and type filters; active
+    only; at most ``k``."""
+    user_id = check_user_id(user_id, owner=owner)
+    k = check_positive_int(k, name="k", owner=owner)
+    if query is not None:
+        items = [m for m, _ in store.search(user_id, query, k=max(k * 3, k))]
+    else:
+        items = store.list(user_id)[::-1]
+    if project_id is not None:
+        items = [m for m in items if m.project_id in (None, project_id)]
+    if types is not None:
+        items = [m for m in items if m.type in set(types)]
+    return [m for m in items if m.is_active][:k]
+
+
 def format_context(
     items: Sequence[MemoryItem], *, lang: str = "it", agent_type: str | None = None, awaiting: Collection[int] = ()
 ) -> str:
@@ -1449,6 +1469,30 @@ class MemoryStore:
             scores, ids = self.index.search(q, n, allowed=np.setdiff1d(allowed, drop, assume_unique=True))
         return [(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
 
+    def context_items(
+        self,
+        user_id: str,
+        query: str | None = None,
+        *,
+        project_id: str | None = None,
+        types: Sequence[str] | None = None,
+        k: int = 20,
+    ) -> list[MemoryItem]:
+        """The memories :meth:`build_context` lists, in its order (the user's **active** memories only).
+
+        Args:
+            user_id: owner.
+            query: when given, the ``k`` most relevant memories; otherwise the ``k`` most recent.
+            project_id: keep global memories plus this project's (a project-scoped context).
+            types: keep only these memory types.
+            k: max memories (an int >= 1).
+
+        Raises:
+            InvalidInputError: bad user id or k < 1.
+        """
+        return select_context(self, "MemoryStore.context_items", user_id, query, project_id=project_id, types=types,
+                              k=k)
+
     def build_context(
         self,
         user_id: str,
@@ -1477,15 +1521,6 @@ class MemoryStore:
         Raises:
             InvalidInputError: bad user id or k < 1.
         """
-        user_id = check_user_id(user_id, owner="MemoryStore.build_context")
-        k = check_positive_int(k, name="k", owner="MemoryStore.build_context")
-        if query is not None:
-            items = [m for m, _ in self.search(user_id, query, k=max(k * 3, k))]
-        else:
-            items = self.list(user_id)[::-1]
-        if project_id is not None:
-            items = [m for m in items if m.project_id in (None, project_id)]
-        if types is not None:
-            items = [m for m in items if m.type in set(types)]
-        items = [m for m in items if m.is_active][:k]
+        items = select_context(self, "MemoryStore.build_context", user_id, query, project_id=project_id, types=types,
+                               k=k)
         return format_context(items, lang=lang, agent_type=agent_type, awaiting=awaiting)

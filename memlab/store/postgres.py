@@ -69,6 +69,7 @@ from memlab.store.memory import (
     DEFAULT_EMBEDDER,
     MemoryEvent,
     format_context,
+    select_context,
     validate_memory_spec,
     version_rule,
 )
@@ -1419,6 +1420,19 @@ class PostgresStore:
             rows = cur.execute(explain + sql, params).fetchall()  # type: ignore[operator]
         return "\n".join(str(next(iter(r.values()))) for r in rows)
 
+    def context_items(
+        self,
+        user_id: str,
+        query: str | None = None,
+        *,
+        project_id: str | None = None,
+        types: Sequence[str] | None = None,
+        k: int = 20,
+    ) -> list[MemoryItem]:
+        """The memories :meth:`build_context` lists (see :meth:`MemoryStore.context_items`)."""
+        return select_context(self, "PostgresStore.context_items", user_id, query, project_id=project_id,
+                              types=types, k=k)
+
     def build_context(
         self,
         user_id: str,
@@ -1432,17 +1446,8 @@ class PostgresStore:
         awaiting: Collection[int] = (),
     ) -> str:
         """Prompt text with the user's **active** memories (see :meth:`MemoryStore.build_context`)."""
-        user_id = check_user_id(user_id, owner="PostgresStore.build_context")
-        k = check_positive_int(k, name="k", owner="PostgresStore.build_context")
-        if query is not None:
-            items = [m for m, _ in self.search(user_id, query, k=max(k * 3, k))]
-        else:
-            items = self.list(user_id)[::-1]
-        if project_id is not None:
-            items = [m for m in items if m.project_id in (None, project_id)]
-        if types is not None:
-            items = [m for m in items if m.type in set(types)]
-        items = [m for m in items if m.is_active][:k]
+        items = select_context(self, "PostgresStore.build_context", user_id, query, project_id=project_id,
+                               types=types, k=k)
         return format_context(items, lang=lang, agent_type=agent_type, awaiting=awaiting)
 
     # ------------------------------------------------------------------ chats: table and search_chats_semantic

@@ -182,3 +182,22 @@ def test_passages_written_by_another_embedder_are_re_embedded_before_a_search(tm
     hits = chats.search_history("u1", "viaggio a Osaka", k=2)  # no shape error: 32-d vectors are replaced
     assert hits and all(h.chat_id == c.id for h in hits)
     assert {r["embedder"] for r in chats.db.query("SELECT embedder FROM chat_passages")} == {"fake16"}
+
+
+def test_passages_at_finds_the_passage_that_ends_at_a_folded_turn(chats: ChatStore) -> None:
+    from memlab.errors import InvalidInputError, NotFoundError
+
+    chat = chats.create("u1")
+    texts = [f"turno numero {i} sul viaggio" for i in range(12)]
+    chats.append(chat.id, [{"role": "user" if i % 2 == 0 else "model", "parts": [{"text": t}]}
+                           for i, t in enumerate(texts)], user_id="u1")
+    folded = chats.get(chat.id, user_id="u1").compacted_until
+    assert folded >= 3
+    hits = chats.passages_at("u1", chat.id, [folded - 1, 0, folded + 1, folded - 1])
+    assert [(h.start, h.end) for h in hits] == [(folded - 3, folded - 1), (0, 0)]  # in order, once; window skipped
+    assert texts[folded - 1] in hits[0].text and texts[folded - 3] in hits[0].text
+    assert chats.passages_at("u1", chat.id, []) == []
+    with pytest.raises(NotFoundError):
+        chats.passages_at("u2", chat.id, [0])  # another user's chat
+    with pytest.raises(InvalidInputError):
+        chats.passages_at("u1", chat.id, [-1])
