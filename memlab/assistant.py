@@ -322,7 +322,7 @@ class Assistant:
         agent_type: passed to ``build_context`` (names the consuming agent).
         context_k: memories listed by ``build_context``.
         history_k: archived passages of the current chat (turns compaction folded away) put in the prompt when
-            they match the message (:meth:`memlab.chats.ChatStore.search_history`; 0 turns the section off).
+            they match the message (:meth:`memlab.chats.ChatStore.search_history`; 0: none searched).
         source_k: the first (best-ranked) memories of the context that bring the archived passage they were said in
             (small-to-big: :meth:`memlab.chats.ChatStore.passages_at`, found by the memory's ``said`` event; on
             LoCoMo dev this raised multi-hop evidence recall@10 from 0.455 to 0.540). 10 matches the top-10 that
@@ -414,13 +414,11 @@ class Assistant:
             return ""
         hits = self.chats.search_history(user_id, message, k=self.history_k, chat_id=chat_id) if self.history_k else []
         hits += self.chats.passages_at(user_id, chat_id, self._said_at(user_id, chat_id, facts[: self.source_k]))
-        seen: set[tuple[int, int]] = set()
-        hits = [h for h in sorted(hits, key=lambda h: (h.start, h.end))
-                if (h.start, h.end) not in seen and not seen.add((h.start, h.end))]
-        if not hits:
+        unique = {(h.start, h.end): h for h in hits}  # a fact's passage may also be a search hit
+        if not unique:
             return ""
         lines = [messages(self.lang)["history_head"]]
-        lines += [f"- {one_line(h.text)}" for h in hits]
+        lines += [f"- {one_line(unique[span].text)}" for span in sorted(unique)]
         return "\n".join(lines)
 
     def _said_at(self, user_id: str, chat_id: str, facts: Sequence[MemoryItem]) -> list[int]:
