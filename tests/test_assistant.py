@@ -413,4 +413,5 @@ def test_a_retrieved_fact_brings_the_passage_it_was_said_in(env, monkeypatch):
     system = a.compose_messages("u1", "Come si chiama il cane?", chat_id=chat.id)[0]["content"]
     earlier = system.split("## DA QUESTA CHAT, PRIMA DEL RIASSUNTO")[1]
     assert "tre anni" in earlier and "canile" in earlier  # words the fact itself does not hold
+    assert "Oggi piove" in earlier and "libro" not in earlier  # two turns after it (the reply, the next message)
     assert "Il cane si chiama Fido" in system.split("## DA QUESTA CHAT")[0]  # the fact, in the memory block

@@ -16,9 +16,9 @@ For each LoCoMo conversation, memory is built several ways; every memory unit ke
     every sentence of the final compaction summary (provenance = the turns it came from) + the turns left in
     ``assistant_history`` + the dated 3-turn passages compaction archived (:mod:`memlab.chats.passages`,
     provenance = their turns) + the ``facts`` units, each retrieved by its own text and bringing the archived
-    passage of the turn it was said in (provenance = that passage's turns; a fact of a turn still in the window
-    keeps its turn), as :class:`memlab.assistant.Assistant` puts the passages of its context's first ``source_k``
-    memories into the prompt. This is what an assistant built on memlab would still have.
+    turns around the turn it was said in (two before, two after, within the session: provenance = those turns; a
+    fact of a turn still in the window keeps its turn), as :class:`memlab.assistant.Assistant` puts them into the
+    prompt for its context's first ``source_k`` memories. This is what an assistant built on memlab would still have.
 ``compacted_no_facts``
     The same without the facts: what compaction keeps by itself (summary, window, archive).
 ``summary_only``
@@ -96,7 +96,7 @@ class MemoryUnit:
 
     Attributes:
         text: what is embedded and retrieved.
-        dia_ids: LoCoMo turns it covers (for a fact in ``compacted``, the passage it brings).
+        dia_ids: LoCoMo turns it covers (for a fact in ``compacted``, the turns it brings).
         kind: ``turn``, ``fact``, ``summary`` or ``observation``.
     """
 
@@ -218,12 +218,11 @@ def build_memories(
         for r in passage_rows
     ]
     compacted_no_facts = summary_only + passages
-    # small-to-big, as the Assistant does (source_k): a fact retrieved after compaction brings the archived passage
-    # of the turn it was said in, so it covers that passage's turns (a fact of a turn still in the window: its turn)
-    said_in = {positions[int(r["end_pos"])]: p.dia_ids for r, p in zip(passage_rows, passages, strict=True)}
-    compacted = compacted_no_facts + [
-        MemoryUnit(f.text, said_in.get(next(iter(f.dia_ids)), f.dia_ids), f.kind) for f in facts
-    ]
+    # small-to-big, as the Assistant does (source_k): a fact retrieved after compaction brings the archived turns
+    # around the turn it was said in, so it covers them (a fact of a turn still in the window: its turn)
+    ending_at = {int(r["end_pos"]): p.dia_ids for r, p in zip(passage_rows, passages, strict=True)}
+    position = {d: i for i, d in enumerate(positions)}
+    compacted = compacted_no_facts + [_brings_passage(f, position, ending_at) for f in facts]
     observations = [
         MemoryUnit(o.text, frozenset(o.evidence), "observation")
         for s in conv.sessions
@@ -249,6 +248,15 @@ def build_memories(
         "observations": observations,
     }
     return memories, chat.id, stats
+
+
+def _brings_passage(fact: MemoryUnit, position: dict[str, int], ending_at: dict[int, frozenset[str]]) -> MemoryUnit:
+    """``fact`` covering what :class:`memlab.assistant.Assistant` shows with it: the archived passage ending at its
+    turn and the one ending two turns later when it holds that turn (the same session); unarchived: the turn."""
+    (turn,) = fact.dia_ids
+    at = position[turn]
+    spans = [s for s in (ending_at.get(at), ending_at.get(at + 2)) if s is not None and turn in s]
+    return MemoryUnit(fact.text, frozenset().union(*spans) if spans else fact.dia_ids, fact.kind)
 
 
 def _retrieve(

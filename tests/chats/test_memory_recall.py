@@ -105,7 +105,21 @@ def test_build_memories_keeps_provenance(locomo_dir: Path) -> None:
     assert len(chat.full_history) == len(all_ids)
     kinds = {u.kind for u in memories["compacted"]}
     assert "summary" in kinds and "turn" in kinds
-    assert memories["compacted"] == memories["compacted_no_facts"] + memories["facts"]
+    n = len(memories["compacted_no_facts"])
+    assert memories["compacted"][:n] == memories["compacted_no_facts"]
+    brought = memories["compacted"][n:]  # the facts, each covering the turns the Assistant shows with it
+    assert [(u.text, u.kind) for u in brought] == [(f.text, f.kind) for f in memories["facts"]]
+    window = {d for u in memories["compacted_no_facts"] if u.kind == "turn" for d in u.dia_ids}
+    for f, u in zip(memories["facts"], brought, strict=True):
+        (turn,) = f.dia_ids
+        if turn in window:
+            assert u.dia_ids == f.dia_ids  # not archived: the model still sees the turn itself
+            continue
+        s, t = _order(turn)
+        # two turns before and two after, never across a session, never beyond the archive
+        assert turn in u.dia_ids and {_order(d)[0] for d in u.dia_ids} == {s}
+        assert {_order(d)[1] for d in u.dia_ids} <= set(range(t - 2, t + 3)) and not u.dia_ids & window
+    assert any(len(u.dia_ids) > 3 for u in brought)  # some fact brings the turns after its own
     assert memories["compacted_no_facts"][: len(memories["summary_only"])] == memories["summary_only"]
     # compacted turns are exactly the turns left in assistant_history
     assert sum(u.kind == "turn" for u in memories["compacted"]) == 3
