@@ -1103,6 +1103,7 @@ def _live_systems(handles: dict[str, Any], result: PeersResult) -> list[str]:
     if emb.get("backend"):
         note = (f"memlab embeds with {emb.get('name')} on its {emb['backend']!r} backend"
                 + (f" ({emb['dtype']} weights)" if emb.get("dtype") else "")
+                + (f", search queries on {emb['query_backend']!r}" if emb.get("query_backend", "same") != "same" else "")
                 + ("; mem0 with sentence-transformers (float32), same weights" if "mem0" in handles else ""))
         if note not in result.notes:
             result.notes.append(note)
