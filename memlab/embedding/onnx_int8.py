@@ -13,7 +13,7 @@ retrieval quality measures (``memlab eval memory-recall``: see the README's figu
 The ONNX file is built here, offline, from the model folder's own weights: ``transformers`` ``BertModel`` + masked
 mean pooling exported by ``torch.onnx.export``, then ``onnxruntime.quantization.quantize_dynamic`` (int8,
 per channel). It is written once per machine under the cache directory (``$MEMLAB_CACHE_DIR``, else
-``$XDG_CACHE_HOME/memlab``, else ``~/.cache/memlab``), keyed by the weights and the library versions, in about 15 s;
+``$XDG_CACHE_HOME/memlab``, else ``~/.cache/memlab``), keyed by the weights and the library versions, in about 10 s;
 nothing is downloaded.
 """
 
@@ -75,6 +75,12 @@ def _quiet() -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
+def _head_sha256(path: Path, size: int = 1 << 20) -> str:
+    """sha256 of the first ``size`` bytes (with the file size, a cheap key for a weights file)."""
+    with path.open("rb") as f:
+        return hashlib.sha256(f.read(size)).hexdigest()
+
+
 def _version(pkg: str) -> str:
     try:
         return metadata.version(pkg)
@@ -134,7 +140,7 @@ class OnnxInt8Encoder:
         try:
             key = json.dumps({
                 "config": (self.folder / "config.json").read_text(encoding="utf-8"),
-                "weights": [st.stat().st_size, hashlib.sha256(st.read_bytes()[:1 << 20]).hexdigest()],
+                "weights": [st.stat().st_size, _head_sha256(st)],
                 "export": _EXPORT_VERSION, "torch": _version("torch"), "onnxruntime": _version("onnxruntime"),
             }, sort_keys=True)
         except OSError as exc:
@@ -165,9 +171,14 @@ class OnnxInt8Encoder:
                 m = attention_mask.unsqueeze(-1).to(h.dtype)
                 return (h * m).sum(1) / m.sum(1).clamp(min=1.0)
 
-        log.info("Building the int8 ONNX model of %s in %s (once per machine, ~15 s)", self.folder, target)
-        self.cache.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=self.cache) as tmp:
+        log.info("Building the int8 ONNX model of %s in %s (once per machine, ~10 s)", self.folder, target)
+        try:
+            self.cache.mkdir(parents=True, exist_ok=True)
+            workdir = tempfile.TemporaryDirectory(dir=self.cache)
+        except OSError as exc:
+            raise EmbedderError(f"Cannot write the int8 ONNX model to {self.cache}: {exc}. Set MEMLAB_CACHE_DIR to a "
+                                "writable directory.") from exc
+        with workdir as tmp:
             fp32, int8 = Path(tmp) / "fp32.onnx", Path(tmp) / "int8.onnx"
             try:
                 with _quiet():

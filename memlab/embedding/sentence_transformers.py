@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -152,7 +153,13 @@ class MiniLMEmbedder(SentenceTransformerEmbedder):
 
     def _encode(self, texts: list[str], mode: EmbedMode) -> NDArray[np.float32]:
         if mode == "query" and self._query_engine is not None:
-            return self._query_engine.encode(texts)  # BaseEmbedder normalises
+            try:
+                return self._query_engine.encode(texts)  # BaseEmbedder normalises
+            except (EmbedderError, MissingDependencyError) as exc:
+                # the int8 model could not be built or loaded here (e.g. no writable cache): queries take the
+                # float path, which get_params then reports
+                warnings.warn(f"MiniLM queries fall back to the {self.backend!r} backend: {exc}", stacklevel=2)
+                self._query_engine, self.query_backend = None, "same"
         if self._engine is None:
             return super()._encode(texts, mode)
         return self._engine.encode(texts)

@@ -100,3 +100,16 @@ def test_cache_dir_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("MEMLAB_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
     assert cache_dir() == tmp_path / "x" / "memlab"
+
+
+def test_an_unwritable_cache_is_a_clear_error_and_minilm_queries_fall_back(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(EmbedderError, match="MEMLAB_CACHE_DIR"):
+        OnnxInt8Encoder(minilm_path(), cache=blocker / "onnx").build()
+    monkeypatch.setenv("MEMLAB_CACHE_DIR", str(blocker))  # <file>/onnx cannot be created
+    emb = MiniLMEmbedder()
+    with pytest.warns(UserWarning, match="fall back"):
+        q = emb.embed(["I live in Rome"], mode="query")
+    assert emb.get_params()["query_backend"] == "same"
+    np.testing.assert_allclose(q, emb.embed(["I live in Rome"], mode="passage"), atol=1e-6)
