@@ -73,8 +73,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Turns after a memory's message that come with it into the prompt (with the archived passage ending there).
-_AFTER = 2
 #: Longest user message kept as the words a memory was said in (the ``said`` event).
 _MAX_SAID_CHARS = 1000
 
@@ -417,11 +415,7 @@ class Assistant:
         if self.chats is None or chat_id is None:
             return ""
         hits = self.chats.search_history(user_id, message, k=self.history_k, chat_id=chat_id) if self.history_k else []
-        said = self._said_at(user_id, chat_id, facts[: self.source_k])
-        # a fact's passage: its message with the two turns before it and the two after it (the passage ending two
-        # turns later, when it still holds the message: the same session); chosen on LoCoMo dev over 3 turns
-        around = self.chats.passages_at(user_id, chat_id, [q for p in said for q in (p, p + _AFTER)])
-        hits += [h for h in around if any(h.start <= p <= h.end for p in said)]
+        hits += self.chats.passages_around(user_id, chat_id, self._said_at(user_id, chat_id, facts[: self.source_k]))
         unique = {(h.start, h.end): h for h in hits}  # a fact's passage may also be a search hit
         if not unique:
             return ""

@@ -69,7 +69,10 @@ from memlab.store.lexical import (
     terms_query,
 )
 
-__all__ = ["SUMMARY_WINDOW_SIZE", "Chat", "ChatStore", "validate_turns"]
+__all__ = ["SUMMARY_WINDOW_SIZE", "TURNS_AFTER", "Chat", "ChatStore", "validate_turns"]
+
+#: Turns after a message that come with it in :meth:`ChatStore.passages_around` (with the two before it).
+TURNS_AFTER = 2
 
 #: Max turns in ``assistant_history`` (the window sent to the model after the summary turn).
 SUMMARY_WINDOW_SIZE = 30
@@ -725,6 +728,19 @@ class ChatStore:
                        datetime.fromisoformat(r["at"]), 0.0)
             for r in (by_end.get(p) for p in wanted) if r is not None
         ]
+
+    def passages_around(self, user_id: str, chat_id: str, positions: Sequence[int]) -> list[PassageHit]:
+        """The archived turns around each of ``positions``: the passage ending there and the one ending
+        ``TURNS_AFTER`` turns later when it still holds the position (the same session) — two turns before, two
+        after. What a memory said at that position brings into the Assistant's prompt (small-to-big), and what
+        ``memlab eval memory-recall`` scores it for. Chosen on LoCoMo dev over the passage alone.
+
+        Raises:
+            InvalidInputError: bad user id or a position that is not an int >= 0.
+            NotFoundError: ``chat_id`` is not one of the user's chats.
+        """
+        hits = self.passages_at(user_id, chat_id, [q for p in positions for q in (p, p + TURNS_AFTER)])
+        return [h for h in hits if any(h.start <= p <= h.end for p in positions)]
 
     def _history_hits(
         self, user_id: str, query: str, q: NDArray[np.float32] | None, k: int, *, chat_id: str | None, mode: str

@@ -209,20 +209,21 @@ def build_memories(
         summary_only.append(
             MemoryUnit(chat.full_history[pos]["parts"][0]["text"], frozenset({positions[pos]}), "turn")
         )
-    passage_rows = chats.db.query(
-        "SELECT start_pos, end_pos, text FROM chat_passages WHERE chat_id = ? ORDER BY start_pos, end_pos",
-        (chat.id,),
-    )
     passages = [
         MemoryUnit(r["text"], frozenset(positions[p] for p in range(r["start_pos"], r["end_pos"] + 1)), "passage")
-        for r in passage_rows
+        for r in chats.db.query(
+            "SELECT start_pos, end_pos, text FROM chat_passages WHERE chat_id = ? ORDER BY start_pos, end_pos",
+            (chat.id,),
+        )
     ]
     compacted_no_facts = summary_only + passages
     # small-to-big, as the Assistant does (source_k): a fact retrieved after compaction brings the archived turns
     # around the turn it was said in, so it covers them (a fact of a turn still in the window: its turn)
-    ending_at = {int(r["end_pos"]): p.dia_ids for r, p in zip(passage_rows, passages, strict=True)}
     position = {d: i for i, d in enumerate(positions)}
-    compacted = compacted_no_facts + [_brings_passage(f, position, ending_at) for f in facts]
+    compacted = compacted_no_facts + [
+        _brings_passage(f, chats.passages_around(user_id, chat.id, [position[next(iter(f.dia_ids))]]), positions)
+        for f in facts
+    ]
     observations = [
         MemoryUnit(o.text, frozenset(o.evidence), "observation")
         for s in conv.sessions
@@ -250,13 +251,11 @@ def build_memories(
     return memories, chat.id, stats
 
 
-def _brings_passage(fact: MemoryUnit, position: dict[str, int], ending_at: dict[int, frozenset[str]]) -> MemoryUnit:
-    """``fact`` covering what :class:`memlab.assistant.Assistant` shows with it: the archived passage ending at its
-    turn and the one ending two turns later when it holds that turn (the same session); unarchived: the turn."""
-    (turn,) = fact.dia_ids
-    at = position[turn]
-    spans = [s for s in (ending_at.get(at), ending_at.get(at + 2)) if s is not None and turn in s]
-    return MemoryUnit(fact.text, frozenset().union(*spans) if spans else fact.dia_ids, fact.kind)
+def _brings_passage(fact: MemoryUnit, around: Sequence[Any], positions: Sequence[str]) -> MemoryUnit:
+    """``fact`` covering what :class:`memlab.assistant.Assistant` shows with it: the archived turns ``around`` its
+    turn (:meth:`memlab.chats.ChatStore.passages_around`); a turn not archived yet: the turn itself."""
+    turns = {positions[i] for h in around for i in h.positions}
+    return MemoryUnit(fact.text, frozenset(turns) if turns else fact.dia_ids, fact.kind)
 
 
 def _retrieve(
