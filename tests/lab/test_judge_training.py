@@ -156,6 +156,25 @@ def test_multilingual_weights_come_from_the_e5_v2_config() -> None:
     assert all(s["split"] != "test" for s in (*cfg["train"], *cfg["dev"]))
 
 
+@pytest.mark.parametrize("folder", ["judge_v2_ablation", "judge_e5_v2_ablation"])
+def test_ablation_configs_differ_from_all_only_by_the_sets_left_out(folder: str) -> None:
+    """Each judge card's contribution table compares runs that differ only by the training sets named in the file
+    name: same base, seed, steps and hyper-parameters, a strict subset of the sources of ``all.yaml``, no test split."""
+    root = Path(__file__).resolve().parents[2] / "eval" / "experiments" / folder
+    full = load_config(root / "all.yaml").model_dump(mode="json")
+    others = sorted(p for p in root.glob("without_*.yaml"))
+    assert others, f"no ablation configs in {root}"
+    for path in others:
+        cfg = load_config(path).model_dump(mode="json")
+        assert all(s["split"] != "test" for s in (*cfg["train"], *cfg["dev"]))
+        assert cfg["train"] and all(s in full["train"] for s in cfg["train"]), path.name
+        left_out = [s for s in full["train"] if s not in cfg["train"]]
+        assert left_out, f"{path.name} trains on every set of all.yaml"
+        same = {k for k in full if k not in {"train", "dev", "threshold_dev"}}
+        assert {k: cfg[k] for k in same} == {k: full[k] for k in same}, path.name
+        assert cfg["max_steps"] is not None and cfg["max_steps"] == full["max_steps"]
+
+
 def test_v1_multilingual_config_still_validates() -> None:
     repo = Path(__file__).resolve().parents[2]
     cfg = load_config(repo / "eval" / "judge_e5.yaml")

@@ -1,0 +1,193 @@
+"""Can retrieval alone lift LoCoMo multi-hop evidence recall@10? Variants of the compacted memory's ranking, dev only.
+
+    .venv/bin/python eval/experiments/multihop_retrieval.py            # ~5 min on 2 cores
+
+Builds the ``compacted`` memory of LoCoMo's two **dev** conversations exactly as ``memlab eval memory-recall``
+does (:func:`memlab.eval.memory_recall.build_memories`: summary, archived 3-turn passages, rule facts bringing the
+turns around them), then ranks it for every QA item (categories 1-4) in several ways and prints evidence
+recall@10 per category and the share of the conversation's turns the top-10 puts in front of the model:
+
+- ``shipped``: dense (e5) + FTS5 BM25 fused by reciprocal rank (k=10), overlapping units moved back.
+- ``prf``: pseudo-relevance feedback, a second hop: the question + the first hop's top unit is searched again
+  (dense and BM25) and the four rankings are fused.
+- ``mmr 0.85``: maximal marginal relevance over the fused top-60 (cosine to the query vs to units already chosen).
+- ``session cap 2``: at most two units of one session in the top-10 (the rest move back).
+- ``e5 + MiniLM + BM25``: a second dense ranking (the packaged MiniLM) in the fusion.
+- ``+ turn keys``: every replayed turn is also a key (its own text) that brings the turns around it, two before
+  and two after in its session, as a fact does.
+- ``units +-2 turns``: every unit covers two more turns on each side in its session (a bigger prompt).
+
+Nothing here is tuned on LoCoMo's test conversations; the shipped ranking is the first row.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from memlab.chats.passages import drop_overlapping
+from memlab.embedding import load_embedder
+from memlab.eval.memory_recall import CATEGORIES, LOCOMO_NAME, MemoryRecallTask, build_memories
+from memlab.extraction import RuleExtractor
+from memlab.store.lexical import LexicalIndex, reciprocal_rank_fusion
+
+K, DEPTH = 10, 40
+
+
+def _turn(dia_id: str) -> tuple[int, int]:
+    session, turn = dia_id[1:].split(":")
+    return int(session), int(turn)
+
+
+def _widen(span: frozenset[str], known: set[str], by: int) -> frozenset[str]:
+    (s0, t0), (s1, t1) = _turn(min(span, key=_turn)), _turn(max(span, key=_turn))
+    extra = {f"D{s0}:{t0 - j}" for j in range(1, by + 1)} | {f"D{s1}:{t1 + j}" for j in range(1, by + 1)}
+    return span | frozenset(extra & known)
+
+
+class Conversation:
+    """One dev conversation's compacted memory, embedded once, with its QA items."""
+
+    def __init__(self, conv, task: MemoryRecallTask, minilm) -> None:
+        memories, _, _ = build_memories(conv, task.chats, user_id=task.user, extractor=RuleExtractor())
+        self.units = memories["compacted"]
+        self.texts = [u.text for u in self.units]
+        self.spans = [u.dia_ids for u in self.units]
+        self.known = {t.dia_id for s in conv.sessions for t in s.turns}
+        self.qas = [
+            (qa.question, qa.category, frozenset(e for e in qa.evidence if e in self.known))
+            for qa in conv.qa
+            if qa.category in CATEGORIES
+        ]
+        self.qas = [x for x in self.qas if x[2]]
+        self.emb = task.emb
+        self.vecs = np.asarray(task.emb.embed(self.texts, mode="passage"), dtype=np.float32)
+        self.q = np.asarray(task.emb.embed([x[0] for x in self.qas], mode="query"), dtype=np.float32)
+        self.mini_vecs = np.asarray(minilm.embed(self.texts, mode="passage"), dtype=np.float32)
+        self.mini_q = np.asarray(minilm.embed([x[0] for x in self.qas], mode="query"), dtype=np.float32)
+        self.lex = LexicalIndex()
+        self.lex.add(enumerate(self.texts))
+        keys = [(u.text, _widen(u.dia_ids, self.known, 2)) for u in memories["raw"]]
+        self.key_vecs = np.asarray(task.emb.embed([t for t, _ in keys], mode="passage"), dtype=np.float32)
+        self.key_spans = [span for _, span in keys]
+        self.key_lex = LexicalIndex()
+        self.key_lex.add(enumerate([*self.texts, *(t for t, _ in keys)]))
+
+    def dense(self, q: np.ndarray, vecs: np.ndarray | None = None) -> list[int]:
+        scores = (self.vecs if vecs is None else vecs) @ q
+        return [int(i) for i in np.argsort(-scores, kind="stable")[:DEPTH]]
+
+    def fused(self, i: int) -> list[int]:
+        return [
+            j
+            for j, _ in reciprocal_rank_fusion(
+                [self.dense(self.q[i]), self.lex.search(self.qas[i][0], DEPTH)]
+            )
+        ]
+
+
+def shipped(c: Conversation, i: int) -> list[int]:
+    return drop_overlapping(c.fused(i), c.spans)[:K]
+
+
+def prf(c: Conversation, i: int) -> list[int]:
+    first = shipped(c, i)
+    text = c.qas[i][0] + "\n" + c.texts[first[0]]
+    q2 = np.asarray(c.emb.embed([text], mode="query"), dtype=np.float32)[0]
+    lists = [c.dense(c.q[i]), c.lex.search(c.qas[i][0], DEPTH), c.dense(q2), c.lex.search(text, DEPTH)]
+    return drop_overlapping([j for j, _ in reciprocal_rank_fusion(lists)], c.spans)[:K]
+
+
+def mmr(c: Conversation, i: int, lam: float = 0.85) -> list[int]:
+    candidates, chosen = c.fused(i)[:60], []
+    rel = c.vecs @ c.q[i]
+    while candidates and len(chosen) < K:
+        best = max(
+            candidates,
+            key=lambda j: (
+                lam * rel[j] - (1 - lam) * max((c.vecs[j] @ c.vecs[s] for s in chosen), default=0.0)
+            ),
+        )
+        chosen.append(best)
+        candidates.remove(best)
+    return chosen
+
+
+def session_cap(c: Conversation, i: int, cap: int = 2) -> list[int]:
+    count: dict[int, int] = defaultdict(int)
+    kept, later = [], []
+    for j in drop_overlapping(c.fused(i), c.spans):
+        sessions = {_turn(d)[0] for d in c.spans[j]}
+        if any(count[s] >= cap for s in sessions):
+            later.append(j)
+            continue
+        kept.append(j)
+        for s in sessions:
+            count[s] += 1
+    return (kept + later)[:K]
+
+
+def two_dense(c: Conversation, i: int) -> list[int]:
+    lists = [c.dense(c.q[i]), c.dense(c.mini_q[i], c.mini_vecs), c.lex.search(c.qas[i][0], DEPTH)]
+    return drop_overlapping([j for j, _ in reciprocal_rank_fusion(lists)], c.spans)[:K]
+
+
+def turn_keys(c: Conversation, i: int) -> list[frozenset[str]]:
+    spans = [*c.spans, *c.key_spans]
+    dense = c.dense(c.q[i], np.vstack([c.vecs, c.key_vecs]))
+    fused = [j for j, _ in reciprocal_rank_fusion([dense, c.key_lex.search(c.qas[i][0], DEPTH)])]
+    return [spans[j] for j in drop_overlapping(fused, spans)[:K]]
+
+
+Ranking = Callable[[Conversation, int], list[int]]
+
+
+def report(
+    name: str,
+    convs: Sequence[Conversation],
+    rank: Ranking,
+    widen: int = 0,
+    *,
+    spans_of: Callable[[Conversation, int], list[frozenset[str]]] | None = None,
+) -> str:
+    recall: dict[int, list[float]] = defaultdict(list)
+    turns: list[float] = []
+    for c in convs:
+        spans = [_widen(s, c.known, widen) for s in c.spans] if widen else c.spans
+        for i, (_, category, gold) in enumerate(c.qas):
+            top = spans_of(c, i) if spans_of else [spans[j] for j in rank(c, i)]
+            got = frozenset().union(*top)
+            recall[category].append(len(gold & got) / len(gold))
+            turns.append(len(got) / len(c.known))
+    every = [r for rs in recall.values() for r in rs]
+    cells = [f"{np.mean(recall[k]):.3f}" for k in CATEGORIES]
+    return f"| {name} | " + " | ".join(cells) + f" | {np.mean(every):.3f} | {100 * np.mean(turns):.1f}% |"
+
+
+def main() -> None:
+    task = MemoryRecallTask(split="dev")
+    minilm = load_embedder("minilm")
+    convs = [Conversation(conv, task, minilm) for conv in task.samples(None, 0)]
+    n = defaultdict(int)
+    for c in convs:
+        for _, category, _ in c.qas:
+            n[category] += 1
+    print(
+        "| ranking | "
+        + " | ".join(f"{LOCOMO_NAME[k]} ({n[k]})" for k in CATEGORIES)
+        + " | all | turns in top-10 |"
+    )
+    print("|---|" + "---|" * (len(CATEGORIES) + 2))
+    print(report("shipped (e5 + BM25, RRF)", convs, shipped))
+    print(report("prf (second hop)", convs, prf))
+    print(report("mmr 0.85", convs, mmr))
+    print(report("session cap 2", convs, session_cap))
+    print(report("e5 + MiniLM + BM25", convs, two_dense))
+    print(report("+ turn keys", convs, shipped, spans_of=turn_keys))
+    print(report("units +-2 turns", convs, shipped, widen=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""Score several trained judges on the same dev sets, each at its own decision threshold (the ablation tables).
+
+    .venv/bin/python eval/experiments/score_judges_on_dev.py --config eval/judge_e5_v2.yaml DIR [DIR ...]
+
+Builds the dev sets of ``--config`` exactly as ``memlab train-judge`` does (:func:`memlab.lab.judge_training._load_data`:
+the seeded holdouts, the dev sources, the synthetic dev pairs) and prints one Markdown row per judge directory (a
+``memlab train-judge --out`` folder or a shipped ``memlab/judges/weights/*``): contradiction F1 / false-contradiction
+rate per dev set at the ``decision_threshold`` of that judge's ``judge.json``. Runs that trained without a set (an
+ablation) have no dev set of their own for it; here every run is scored on the same rows. Dev splits only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from memlab.judges import load_judge
+from memlab.lab.judge_training import _load_data, load_config
+from memlab.records import Label
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--config", required=True, help="training config whose dev sets are used")
+    parser.add_argument("judges", nargs="+", help="judge directories (judge.json + weights)")
+    args = parser.parse_args()
+    dev = _load_data(load_config(args.config)).dev
+    print("| judge | threshold | " + " | ".join(dev) + " |")
+    print("|---|---|" + "---|" * len(dev))
+    for folder in args.judges:
+        judge = load_judge("default", weights=folder)
+        column = judge.labels.index(Label.CONTRADICTION)
+        threshold = json.loads((Path(folder) / "judge.json").read_text())["decision_threshold"]
+        cells = []
+        for rows in dev.values():
+            gold = np.array([r.label is Label.CONTRADICTION for r in rows])
+            pred = judge.probabilities([(r.premise, r.hypothesis) for r in rows])[:, column] >= threshold
+            tp, fp, fn = int((pred & gold).sum()), int((pred & ~gold).sum()), int((~pred & gold).sum())
+            f1 = f"{2 * tp / (2 * tp + fp + fn):.3f}" if gold.any() else "—"
+            cells.append(f"{f1} / {fp / max(1, int((~gold).sum())):.3f}")
+        print(f"| {Path(folder).name} | {threshold:.2f} | " + " | ".join(cells) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
