@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
+from memlab.eval.metrics import false_contradiction_rate, per_class
 from memlab.judges import load_judge
 from memlab.lab.judge_training import _load_data, fit_threshold, load_config
 from memlab.records import Label
@@ -46,10 +47,10 @@ def main() -> None:
         cells = []
         for ds in SETS:
             p, y = get(ds)[:, 0], gold[ds]
-            pred = p >= t
-            tp, fp, fn = int((pred & y).sum()), int((pred & ~y).sum()), int((~pred & y).sum())
+            pred = list(p >= t)
             auc = roc_auc_score(y, p) if 0 < y.sum() < len(y) else float("nan")
-            cells.append(f"{auc:.3f} / {2 * tp / max(1, 2 * tp + fp + fn):.3f} / {fp / max(1, (~y).sum()):.3f}")
+            f1 = per_class(list(y), pred, labels=[True])["True"].f1
+            cells.append(f"{auc:.3f} / {f1:.3f} / {false_contradiction_rate(list(y), pred, positive=True):.3f}")
         print(f"| {name} | {t:.2f} | " + " | ".join(cells) + " |")
 
 

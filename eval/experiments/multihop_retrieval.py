@@ -29,22 +29,11 @@ import numpy as np
 
 from memlab.chats.passages import drop_overlapping
 from memlab.embedding import load_embedder
-from memlab.eval.memory_recall import CATEGORIES, LOCOMO_NAME, MemoryRecallTask, build_memories
+from memlab.eval.memory_recall import CATEGORIES, LOCOMO_NAME, MemoryRecallTask, _retrieve, build_memories
 from memlab.extraction import RuleExtractor
 from memlab.store.lexical import LexicalIndex, reciprocal_rank_fusion
 
 K, DEPTH = 10, 40
-
-
-def _turn(dia_id: str) -> tuple[int, int]:
-    session, turn = dia_id[1:].split(":")
-    return int(session), int(turn)
-
-
-def _widen(span: frozenset[str], known: set[str], by: int) -> frozenset[str]:
-    (s0, t0), (s1, t1) = _turn(min(span, key=_turn)), _turn(max(span, key=_turn))
-    extra = {f"D{s0}:{t0 - j}" for j in range(1, by + 1)} | {f"D{s1}:{t1 + j}" for j in range(1, by + 1)}
-    return span | frozenset(extra & known)
 
 
 class Conversation:
@@ -56,6 +45,8 @@ class Conversation:
         self.texts = [u.text for u in self.units]
         self.spans = [u.dia_ids for u in self.units]
         self.known = {t.dia_id for s in conv.sessions for t in s.turns}
+        self.turns = {s.index: [t.dia_id for t in s.turns] for s in conv.sessions}
+        self.where = {d: (session, i) for session, ids in self.turns.items() for i, d in enumerate(ids)}
         self.qas = [
             (qa.question, qa.category, frozenset(e for e in qa.evidence if e in self.known))
             for qa in conv.qa
@@ -69,11 +60,19 @@ class Conversation:
         self.mini_q = np.asarray(minilm.embed([x[0] for x in self.qas], mode="query"), dtype=np.float32)
         self.lex = LexicalIndex()
         self.lex.add(enumerate(self.texts))
-        keys = [(u.text, _widen(u.dia_ids, self.known, 2)) for u in memories["raw"]]
+        questions = [x[0] for x in self.qas]
+        self.shipped = _retrieve(self.units, self.vecs, self.q, K, queries=questions, mode="hybrid")
+        keys = [(u.text, self.widen(u.dia_ids, 2)) for u in memories["raw"]]
         self.key_vecs = np.asarray(task.emb.embed([t for t, _ in keys], mode="passage"), dtype=np.float32)
         self.key_spans = [span for _, span in keys]
         self.key_lex = LexicalIndex()
         self.key_lex.add(enumerate([*self.texts, *(t for t, _ in keys)]))
+
+    def widen(self, span: frozenset[str], by: int) -> frozenset[str]:
+        """``span`` with ``by`` more turns before its first and after its last turn, within their sessions."""
+        first, last = min(span, key=self.where.__getitem__), max(span, key=self.where.__getitem__)
+        (s0, i0), (s1, i1) = self.where[first], self.where[last]
+        return span | frozenset(self.turns[s0][max(0, i0 - by) : i0] + self.turns[s1][i1 + 1 : i1 + 1 + by])
 
     def dense(self, q: np.ndarray, vecs: np.ndarray | None = None) -> list[int]:
         scores = (self.vecs if vecs is None else vecs) @ q
@@ -89,7 +88,8 @@ class Conversation:
 
 
 def shipped(c: Conversation, i: int) -> list[int]:
-    return drop_overlapping(c.fused(i), c.spans)[:K]
+    """What ``memlab eval memory-recall`` ranks (:func:`memlab.eval.memory_recall._retrieve`, hybrid)."""
+    return c.shipped[i]
 
 
 def prf(c: Conversation, i: int) -> list[int]:
@@ -119,7 +119,7 @@ def session_cap(c: Conversation, i: int, cap: int = 2) -> list[int]:
     count: dict[int, int] = defaultdict(int)
     kept, later = [], []
     for j in drop_overlapping(c.fused(i), c.spans):
-        sessions = {_turn(d)[0] for d in c.spans[j]}
+        sessions = {c.where[d][0] for d in c.spans[j]}
         if any(count[s] >= cap for s in sessions):
             later.append(j)
             continue
@@ -155,7 +155,7 @@ def report(
     recall: dict[int, list[float]] = defaultdict(list)
     turns: list[float] = []
     for c in convs:
-        spans = [_widen(s, c.known, widen) for s in c.spans] if widen else c.spans
+        spans = [c.widen(s, widen) for s in c.spans] if widen else c.spans
         for i, (_, category, gold) in enumerate(c.qas):
             top = spans_of(c, i) if spans_of else [spans[j] for j in rank(c, i)]
             got = frozenset().union(*top)

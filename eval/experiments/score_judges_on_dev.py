@@ -15,8 +15,7 @@ import argparse
 import json
 from pathlib import Path
 
-import numpy as np
-
+from memlab.eval.metrics import false_contradiction_rate, per_class
 from memlab.judges import load_judge
 from memlab.lab.judge_training import _load_data, load_config
 from memlab.records import Label
@@ -36,11 +35,10 @@ def main() -> None:
         threshold = json.loads((Path(folder) / "judge.json").read_text())["decision_threshold"]
         cells = []
         for rows in dev.values():
-            gold = np.array([r.label is Label.CONTRADICTION for r in rows])
-            pred = judge.probabilities([(r.premise, r.hypothesis) for r in rows])[:, column] >= threshold
-            tp, fp, fn = int((pred & gold).sum()), int((pred & ~gold).sum()), int((~pred & gold).sum())
-            f1 = f"{2 * tp / (2 * tp + fp + fn):.3f}" if gold.any() else "—"
-            cells.append(f"{f1} / {fp / max(1, int((~gold).sum())):.3f}")
+            gold = [r.label is Label.CONTRADICTION for r in rows]
+            pred = list(judge.probabilities([(r.premise, r.hypothesis) for r in rows])[:, column] >= threshold)
+            f1 = f"{per_class(gold, pred, labels=[True])['True'].f1:.3f}" if any(gold) else "—"
+            cells.append(f"{f1} / {false_contradiction_rate(gold, pred, positive=True):.3f}")
         print(f"| {Path(folder).name} | {threshold:.2f} | " + " | ".join(cells) + " |", flush=True)
 
 

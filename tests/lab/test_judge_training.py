@@ -162,7 +162,7 @@ def test_ablation_configs_differ_from_all_only_by_the_sets_left_out(folder: str)
     name: same base, seed, steps and hyper-parameters, a strict subset of the sources of ``all.yaml``, no test split."""
     root = Path(__file__).resolve().parents[2] / "eval" / "experiments" / folder
     full = load_config(root / "all.yaml").model_dump(mode="json")
-    others = sorted(p for p in root.glob("without_*.yaml"))
+    others = sorted(root.glob("without_*.yaml"))
     assert others, f"no ablation configs in {root}"
     for path in others:
         cfg = load_config(path).model_dump(mode="json")
