@@ -58,7 +58,6 @@ class Conversation:
         memories, _, _ = build_memories(conv, task.chats, user_id=task.user, extractor=RuleExtractor())
         self.units = memories["compacted"]
         self.facts = memories["facts"]
-        self.fact_vecs = np.asarray(task.emb.embed([f.text for f in self.facts], mode="passage"), dtype=np.float32)
         self.texts = [u.text for u in self.units]
         self.spans = [u.dia_ids for u in self.units]
         self.known = {t.dia_id for s in conv.sessions for t in s.turns}
@@ -83,6 +82,7 @@ class Conversation:
         self.qas = [x for x in self.qas if x[2]]
         self.emb = task.emb
         self.vecs = np.asarray(task.emb.embed(self.texts, mode="passage"), dtype=np.float32)
+        self.fact_vecs = self.vecs[n_plain:]  # a fact's unit has the fact's own text
         self.q = np.asarray(task.emb.embed([x[0] for x in self.qas], mode="query"), dtype=np.float32)
         self.mini_vecs = np.asarray(minilm.embed(self.texts, mode="passage"), dtype=np.float32)
         self.mini_q = np.asarray(minilm.embed([x[0] for x in self.qas], mode="query"), dtype=np.float32)
@@ -107,12 +107,14 @@ class Conversation:
         return [int(i) for i in np.argsort(-scores, kind="stable")[:DEPTH]]
 
     def fused(self, i: int) -> list[int]:
-        return [
-            j
-            for j, _ in reciprocal_rank_fusion(
-                [self.dense(self.q[i]), self.lex.search(self.qas[i][0], DEPTH)]
-            )
-        ]
+        """Question ``i``'s dense and BM25 rankings fused by reciprocal rank (overlaps not moved)."""
+        return [j for j, _ in reciprocal_rank_fusion([self.dense(self.q[i]), self.lex.search(self.qas[i][0], DEPTH)])]
+
+    def top(self, i: int, *extra: Sequence[int], weights: Sequence[float] | None = None) -> list[int]:
+        """The top ``K`` of question ``i``'s dense and BM25 rankings fused with ``extra`` rankings (each weighted by
+        ``weights``, default 1), overlapping units moved back."""
+        lists = [self.dense(self.q[i]), self.lex.search(self.qas[i][0], DEPTH), *extra]
+        return drop_overlapping([j for j, _ in reciprocal_rank_fusion(lists, weights=weights)], self.spans)[:K]
 
 
 def shipped(c: Conversation, i: int) -> list[int]:
@@ -124,8 +126,7 @@ def prf(c: Conversation, i: int) -> list[int]:
     first = shipped(c, i)
     text = c.qas[i][0] + "\n" + c.texts[first[0]]
     q2 = np.asarray(c.emb.embed([text], mode="query"), dtype=np.float32)[0]
-    lists = [c.dense(c.q[i]), c.lex.search(c.qas[i][0], DEPTH), c.dense(q2), c.lex.search(text, DEPTH)]
-    return drop_overlapping([j for j, _ in reciprocal_rank_fusion(lists)], c.spans)[:K]
+    return c.top(i, c.dense(q2), c.lex.search(text, DEPTH))
 
 
 def mmr(c: Conversation, i: int, lam: float = 0.85) -> list[int]:
@@ -158,8 +159,7 @@ def session_cap(c: Conversation, i: int, cap: int = 2) -> list[int]:
 
 
 def two_dense(c: Conversation, i: int) -> list[int]:
-    lists = [c.dense(c.q[i]), c.dense(c.mini_q[i], c.mini_vecs), c.lex.search(c.qas[i][0], DEPTH)]
-    return drop_overlapping([j for j, _ in reciprocal_rank_fusion(lists)], c.spans)[:K]
+    return c.top(i, c.dense(c.mini_q[i], c.mini_vecs))
 
 
 def turn_keys(c: Conversation, i: int) -> list[frozenset[str]]:
@@ -170,14 +170,11 @@ def turn_keys(c: Conversation, i: int) -> list[frozenset[str]]:
 
 
 def named_speaker(c: Conversation, i: int, weight: float = 0.5) -> list[int]:
-    question = c.qas[i][0]
-    named = [n for n in c.names if re.search(rf"\b{re.escape(n.split()[0])}\b", question)]
-    if len(named) != 1:
+    who = named(c, c.qas[i][0])
+    if len(who) != 1:
         return shipped(c, i)
-    fused = c.fused(i)
-    theirs = [j for j in fused if c.said_by[j] == named[0]]
-    lists = [c.dense(c.q[i]), c.lex.search(question, DEPTH), theirs]
-    return drop_overlapping([j for j, _ in reciprocal_rank_fusion(lists, weights=[1, 1, weight])], c.spans)[:K]
+    theirs = [j for j in c.fused(i) if c.said_by[j] == who[0]]
+    return c.top(i, theirs, weights=[1, 1, weight])
 
 
 def passages_bring_after(c: Conversation, i: int) -> list[frozenset[str]]:
@@ -253,8 +250,7 @@ class Reranked:
         return drop_overlapping(self.order(c, i), c.spans)[:K]
 
     def fused(self, c: Conversation, i: int) -> list[int]:
-        lists = [c.dense(c.q[i]), c.lex.search(c.qas[i][0], DEPTH), self.order(c, i)]
-        return drop_overlapping([j for j, _ in reciprocal_rank_fusion(lists)], c.spans)[:K]
+        return c.top(i, self.order(c, i))
 
 
 Ranking = Callable[[Conversation, int], list[int]]
@@ -283,6 +279,23 @@ def report(
 
 
 BANDS = (("1-10", 10), ("11-20", 20), ("21-40", 40), ("41-100", 100))
+
+
+def named(c: Conversation, question: str) -> list[str]:
+    """The speakers of the conversation whose first name is in ``question``."""
+    return [n for n in c.names if re.search(rf"\b{re.escape(n.split()[0])}\b", question)]
+
+
+def named_share(convs: Sequence[Conversation]) -> str:
+    """How much evidence is said by the one speaker its question names (the premise of ``named speaker``)."""
+    theirs = total = 0
+    for c in convs:
+        for question, _, gold in c.qas:
+            who = named(c, question)
+            if len(who) == 1:
+                theirs += sum(c.speaker[d] == who[0] for d in gold)
+                total += len(gold)
+    return f"evidence turns said by the one speaker the question names: {theirs} of {total} ({theirs / total:.0%})"
 
 
 def missed_by_rank(convs: Sequence[Conversation]) -> str:
@@ -333,6 +346,7 @@ def main() -> None:
     print(report("+ fact clusters", convs, shipped, spans_of=with_clusters))
     print()
     print(missed_by_rank(convs))
+    print(named_share(convs))
     if args.reranker:
         print()
         reranker = Reranked(args.reranker)
