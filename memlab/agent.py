@@ -51,6 +51,7 @@ from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 from memlab._validation import check_user_id
+from memlab.clock import message_time, utcnow
 from memlab.errors import BackendError, InvalidInputError, NotFoundError
 from memlab.notify.records import Notification, NotificationType
 from memlab.notify.service import NotificationService
@@ -202,7 +203,7 @@ class PeriodicCheck:
 
 
 def _utcnow() -> datetime:
-    return datetime.now(UTC)
+    return datetime.now(UTC)  # scheduling and leases always run on the wall clock, never a replayed message's time
 
 
 def _ts(dt: datetime) -> str:
@@ -273,6 +274,7 @@ class BackgroundAgent:
         self.poll_interval_s = float(poll_interval_s)
         self.lease_s = float(lease_s)
         self.clock = clock or _utcnow
+        self._stamp = clock or utcnow  # a job's created_at: the time of the message that caused it
         self.db = store.db
         self.db.migrate("agent", SCHEMA)
         store.track_checks = True  # from now on every new memory waits in the outbox until its check is queued
@@ -324,7 +326,7 @@ class BackgroundAgent:
         cur = self.db.execute(
             "INSERT INTO agent_queue(user_id, memory_id, kind, status, attempts, next_at, created_at) "
             "VALUES (?, ?, 'integrity', 'pending', 0, ?, ?)",
-            (user_id, memory_id, now, now),
+            (user_id, memory_id, now, _ts(self._stamp())),
         )
         self.store.mark_checked_queued([memory_id])
         return int(cur.lastrowid or 0)
@@ -468,6 +470,10 @@ class BackgroundAgent:
 
     def run_job(self, job: Job) -> dict[str, Any]:
         """Run one check synchronously and create its notifications (used by the worker; handy in tests)."""
+        with message_time(job.created_at):  # a check's notifications carry the time of the message that caused it
+            return self._run_job(job)
+
+    def _run_job(self, job: Job) -> dict[str, Any]:
         item = self.store.get(job.memory_id, user_id=job.user_id)
         result = self.checker.check(item)
         created: list[int] = []

@@ -30,10 +30,12 @@ import os
 import sqlite3
 import threading
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memlab._validation import check_positive_float
+from memlab.clock import check_time, message_time
 from memlab.config import Settings
 from memlab.protocols import LLM, Embedder, Judge
 
@@ -119,19 +121,36 @@ class Memlab:
 
     # ------------------------------------------------------------------ turns
     def turn(self, user_id: str, message: str, *, chat_id: str | None = None, wait: bool = True,
-             timeout: float = 300.0) -> AssistantResponse:
+             timeout: float = 300.0, at: datetime | str | None = None) -> AssistantResponse:
         """One assistant turn; with ``wait`` the turn's background checks finish before this returns.
 
         Works in a plain script and inside a running event loop (a Jupyter cell): there the turn runs on a
         worker thread with its own loop. Turns from several threads on one object (a dashboard) run one at a
         time: each owns the agent for its duration.
 
+        Args:
+            user_id: the user.
+            message: what the user said.
+            chat_id: the chat (default: the user's most recent one, created when there is none).
+            wait: wait for the turn's integrity checks.
+            timeout: longest wait for them, in seconds.
+            at: when the message was said (a datetime, naive = UTC, or an ISO 8601 string); default now. Used for
+                everything the turn writes: relative dates ("last Friday") are resolved against it, and the
+                memories, their events, the chat turns and the notifications of the turn's checks carry it, so a
+                logged conversation replays exactly (:mod:`memlab.clock`).
+
         Returns:
             The :class:`~memlab.assistant.AssistantResponse`; ``notifications_count`` is the badge after the checks.
+
+        Raises:
+            InvalidInputError: bad message, user id, ``timeout`` or ``at``; nothing is stored.
         """
+        at = check_time(at, owner="Memlab.turn")
+
         def run() -> AssistantResponse:
             with self._turn_lock:
-                resp, _ = asyncio.run(self.turn_async(user_id, message, chat_id=chat_id, wait=wait, timeout=timeout))
+                resp, _ = asyncio.run(self.turn_async(user_id, message, chat_id=chat_id, wait=wait, timeout=timeout,
+                                                      at=at))
             return resp
 
         try:
@@ -144,37 +163,43 @@ class Memlab:
             return pool.submit(run).result()
 
     async def turn_async(self, user_id: str, message: str, *, chat_id: str | None = None, wait: bool = True,
-                         timeout: float = 300.0) -> tuple[AssistantResponse, bool]:
+                         timeout: float = 300.0, at: datetime | str | None = None) -> tuple[AssistantResponse, bool]:
         """Like :meth:`turn`, inside a running event loop; also says whether the turn's checks finished in time
         (unfinished checks stay queued in SQLite and run at the next start).
 
         Inside ``async with`` the agent already runs and is left running; otherwise, with ``wait``, it is
-        started for this turn and stopped after it.
+        started for this turn and stopped after it. ``at`` as in :meth:`turn`.
         """
         timeout = check_positive_float(timeout, name="timeout", owner="Memlab.turn")
+        at = check_time(at, owner="Memlab.turn")
         done = True
         owned = self.agent is not None and wait and not self.agent.running
-        if owned:
-            await self.agent.start()  # type: ignore[union-attr]
-        try:
-            resp = await asyncio.to_thread(self.assistant.respond, user_id, message, chat_id=chat_id)
-            if self.agent is not None and wait:
-                done = await self.agent.wait_idle(resp.job_ids, timeout=timeout)
-        finally:
+        with message_time(at):
             if owned:
-                await self.agent.stop()  # type: ignore[union-attr]
+                await self.agent.start()  # type: ignore[union-attr]
+            try:
+                resp = await asyncio.to_thread(self.assistant.respond, user_id, message, chat_id=chat_id)
+                if self.agent is not None and wait:
+                    done = await self.agent.wait_idle(resp.job_ids, timeout=timeout)
+            finally:
+                if owned:
+                    await self.agent.stop()  # type: ignore[union-attr]
         return resp.model_copy(update={"notifications_count": self.notifications.count(user_id)}), done
 
-    def remember(self, user_id: str, text: str, **fields: Any) -> tuple[MemoryItem, list[int]]:
+    def remember(self, user_id: str, text: str, *, at: datetime | str | None = None,
+                 **fields: Any) -> tuple[MemoryItem, list[int]]:
         """Store one memory (:meth:`MemoryStore.add` arguments) and queue its integrity check.
+
+        ``at``: when it was said (as in :meth:`turn`): the memory's ``created_at`` and its check's notifications.
 
         Returns:
             ``(item, job_ids)``; ``job_ids`` is empty when checks are disabled.
         """
-        item = self.store.add(user_id, text, **fields)
-        if self.agent is None:
-            return item, []
-        return item, [self.agent.process_new_knowledge(item.user_id, item.id)]
+        with message_time(check_time(at, owner="Memlab.remember")):
+            item = self.store.add(user_id, text, **fields)
+            if self.agent is None:
+                return item, []
+            return item, [self.agent.process_new_knowledge(item.user_id, item.id)]
 
     def delete_chat(self, user_id: str, chat_id: str) -> None:
         """Delete a chat with its conversation memory, in one transaction (the user's memories stay).

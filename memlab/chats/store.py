@@ -55,6 +55,7 @@ from memlab.chats.switch import (
     strip_switch_phrase,
     switch_score,
 )
+from memlab.clock import utcnow
 from memlab.errors import InvalidInputError, NotFoundError
 from memlab.protocols import Embedder
 from memlab.store.db import Database
@@ -205,7 +206,7 @@ class Chat:
 
 
 def _utcnow() -> datetime:
-    return datetime.now(UTC)
+    return utcnow()  # the wall clock, or a replayed message's time (memlab.clock)
 
 
 def _turn_text(turn: Mapping[str, Any]) -> str:

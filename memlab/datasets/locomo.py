@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from memlab.datasets._io import check_file
 from memlab.datasets.registry import dataset_files
-from memlab.errors import DatasetFormatError
+from memlab.errors import DatasetFormatError, InvalidInputError
 
 __all__ = [
     "LOCOMO_CATEGORIES",
@@ -20,7 +21,10 @@ __all__ = [
     "LocomoQA",
     "LocomoSession",
     "LocomoTurn",
+    "LOCOMO_SPLITS",
     "load_locomo",
+    "locomo_split",
+    "session_date",
 ]
 
 #: QA category ids -> names (the mapping commonly used with locomo10.json; see datasets/locomo/SOURCE.md).
@@ -229,3 +233,44 @@ def load_locomo(data_dir: str | Path | None = None) -> list[LocomoConversation]:
     if not isinstance(data, list) or not data:
         raise DatasetFormatError("the file must hold a non-empty JSON array of samples.", path=str(path))
     return [_parse_sample(obj, path, i) for i, obj in enumerate(data)]
+
+
+#: LoCoMo has no official split: ``dev`` = the first two conversations in file order (settings are chosen there),
+#: ``test`` = the others (figures are reported there), ``all`` = every one.
+LOCOMO_SPLITS: tuple[str, ...] = ("dev", "test", "all")
+#: The date a session gets when its ``date_time`` cannot be parsed.
+UNDATED_SESSION = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def locomo_split(conversations: Sequence[Any], split: str, *, owner: str = "LoCoMo") -> list[Any]:
+    """The conversations of one split (see :data:`LOCOMO_SPLITS`).
+
+    Raises:
+        InvalidInputError: an unknown split.
+
+    Example:
+        >>> locomo_split(["c0", "c1", "c2"], "test")
+        ['c2']
+    """
+    if split not in LOCOMO_SPLITS:
+        raise InvalidInputError(f"The 'split' parameter of {owner} must be one of {LOCOMO_SPLITS}. Got {split!r} instead.")
+    if split == "dev":
+        return list(conversations[:2])
+    if split == "test":
+        return list(conversations[2:])
+    return list(conversations)
+
+
+def session_date(session: LocomoSession) -> datetime:
+    """When a session happened (its ``date_time`` parsed, UTC); :data:`UNDATED_SESSION` when it cannot be parsed.
+
+    Example:
+        >>> session_date(LocomoSession(1, "1:56 pm on 8 May, 2023", ())).isoformat()
+        '2023-05-08T13:56:00+00:00'
+    """
+    import dateparser
+
+    when = dateparser.parse(session.date_time or "", languages=["en"], settings={"TIMEZONE": "UTC"})
+    if when is None:
+        return UNDATED_SESSION
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from memlab._validation import strip_control
+from memlab.datasets.locomo import locomo_split
 from memlab.errors import InvalidInputError
 from memlab.eval.runs import EvalRun, Example
 from memlab.eval.task import EvalTask, Scored, run_task
@@ -256,7 +257,7 @@ class ExtractionTask(EvalTask):
         from memlab.datasets import load_locomo
 
         convs = load_locomo(data_dir=self.data_dir)
-        convs = convs[:2] if self.split == "dev" else convs[2:] if self.split == "test" else convs
+        convs = locomo_split(convs, self.split, owner="extraction")
         units = _units(convs)
         if limit is not None:
             sessions = sorted({u.uid.rsplit("/", 1)[0] for u in units})

@@ -65,6 +65,7 @@ from typing import Any
 
 import numpy as np
 
+from memlab.datasets.locomo import UNDATED_SESSION, locomo_split, session_date
 from memlab.errors import InvalidInputError
 from memlab.eval.runs import EvalRun, Example
 from memlab.eval.task import EvalTask, Scored, run_task, seeded_sample
@@ -86,7 +87,6 @@ MODES = ("hybrid", "dense")
 AT = (1, 5, 10)
 CATEGORIES = (1, 2, 3, 4)
 K = 10
-_REPLAY_TIME = datetime(2024, 1, 1, tzinfo=UTC)  # the clock when a session date cannot be parsed
 _SWITCH_TIME = datetime(2030, 1, 1, tzinfo=UTC)  # switch queries come long after every replayed chat
 
 
@@ -112,28 +112,6 @@ def _turn_text(turn: Any) -> str:
     return f"{turn.speaker}: {text}" if text else ""
 
 
-def _split(conversations: Sequence[Any], split: str) -> list[Any]:
-    if split not in SPLITS:
-        raise InvalidInputError(
-            f"The 'split' parameter of memory-recall must be one of {SPLITS}. Got {split!r} instead."
-        )
-    if split == "dev":
-        return list(conversations[:2])
-    if split == "test":
-        return list(conversations[2:])
-    return list(conversations)
-
-
-def session_date(session: Any) -> datetime:
-    """When a LoCoMo session happened (its ``date_time`` parsed, UTC); a fixed date when it cannot be parsed."""
-    import dateparser
-
-    when = dateparser.parse(session.date_time or "", languages=["en"], settings={"TIMEZONE": "UTC"})
-    if when is None:
-        return _REPLAY_TIME
-    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
-
-
 def _facts(conv: Any, extractor: Any) -> list[MemoryUnit]:
     """Rule facts of every turn, in the third person, dated with their session's day (relative dates resolved)."""
     from memlab.entities import format_day
@@ -157,7 +135,7 @@ class ReplayClock:
     """The replay's clock: the date of the session being appended (so turns and passages carry it)."""
 
     def __init__(self) -> None:
-        self.now = _REPLAY_TIME
+        self.now = UNDATED_SESSION
 
     def __call__(self) -> datetime:
         return self.now
@@ -389,7 +367,7 @@ class MemoryRecallTask(EvalTask):
         from memlab.datasets import load_locomo
 
         convs = load_locomo(self.data_dir)
-        chosen = _split(convs, self.split)
+        chosen = locomo_split(convs, self.split, owner="memory-recall")
         if not chosen:  # e.g. --split test on a file with only the 2 dev conversations
             raise InvalidInputError(
                 f"memory-recall: the split {self.split!r} is empty: the LoCoMo file holds {len(convs)} "

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from memlab._validation import check_enum, check_text, check_user_id, strip_control
+from memlab.clock import utcnow
 from memlab.config import MAX_KEYWORD_CHARS, MAX_KEYWORDS
 from memlab.errors import InvalidInputError, NotFoundError
 from memlab.extraction.base import Extractor
@@ -233,7 +234,7 @@ class ConversationMemoryService:
         self.scope = scope
         self.project_id = project_id
         self.max_message_chars = max_message_chars
-        self.clock = clock or (lambda: datetime.now(UTC))
+        self.clock = clock or utcnow  # the wall clock, or a replayed message's time
         self.db = store.db
         self.db.migrate("conversation_memory", SCHEMA)
 

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from memlab._validation import check_enum, check_id, check_text, check_user_id
+from memlab.clock import utcnow
 from memlab.errors import InvalidInputError, MemlabError, NotFoundError
 from memlab.notify.records import (
     Notification,
@@ -84,7 +85,7 @@ _URGENCY_ORDER = {Urgency.HIGH: 0, Urgency.MEDIUM: 1, Urgency.LOW: 2}
 
 
 def _utcnow() -> datetime:
-    return datetime.now(UTC)
+    return utcnow()  # the wall clock, or a replayed message's time (memlab.clock)
 
 
 def _ts(dt: datetime) -> str:

@@ -34,6 +34,7 @@ from memlab._validation import (
     check_user_id,
     is_row_id,
 )
+from memlab.clock import utcnow
 from memlab.config import MAX_KEYWORD_CHARS, MAX_KEYWORDS, MAX_SOURCE_CHARS, MAX_TEXT_CHARS
 from memlab.errors import BackendError, InvalidInputError, NotFoundError
 from memlab.index.faiss_index import FaissIndex
@@ -160,7 +161,7 @@ class MemoryEvent:
 
 
 def _utcnow() -> datetime:
-    return datetime.now(UTC)
+    return utcnow()  # the wall clock, or a replayed message's time (memlab.clock)
 
 
 def _ts(dt: datetime | None) -> str | None:

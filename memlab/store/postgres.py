@@ -61,6 +61,7 @@ from memlab._validation import (
     check_user_id,
     is_row_id,
 )
+from memlab.clock import utcnow
 from memlab.config import MAX_TEXT_CHARS
 from memlab.errors import BackendError, InvalidInputError, MissingDependencyError, NotFoundError
 from memlab.protocols import Embedder
@@ -208,7 +209,7 @@ def _import_psycopg() -> Any:
 
 
 def _utcnow() -> datetime:
-    return datetime.now(UTC)
+    return utcnow()  # the wall clock, or a replayed message's time (memlab.clock)
 
 
 def _aware(dt: datetime | None) -> datetime | None:
