@@ -80,8 +80,10 @@ WARM_UP_PAIRS: tuple[tuple[str, str], ...] = (
     ("我住在罗马。", "我从来没有住在罗马。"),
 )
 
-#: Decision levels after candidate selection, in order.
-LEVELS: tuple[str, ...] = ("entities", "patterns", "judge")
+#: Decision levels after candidate selection, in order. ``values`` (:mod:`memlab.integrity.values`: numbers in words,
+#: counts vs enumerations, places inside places, absolutes vs habits, allergies; ``decided_by`` ``values:<layer>``)
+#: runs before ``entities``, which would call "Rome" / "Italy" or "34" / "thirty-four" two different values.
+LEVELS: tuple[str, ...] = ("values", "entities", "patterns", "judge")
 
 _KIND_TYPE = {
     EntityKind.DATE: ConflictType.DATE,
@@ -148,7 +150,7 @@ class IntegrityConfig(BaseModel):
     exhaustive: bool = False
     similarity_threshold: float | None = Field(None, ge=-1.0, le=1.0)
     lang: Literal["it", "en"] = "it"
-    levels: tuple[Literal["entities", "patterns", "judge"], ...] = LEVELS
+    levels: tuple[Literal["values", "entities", "patterns", "judge"], ...] = LEVELS
     max_attribute_candidates: int = Field(50, ge=0)
     max_judged_pairs: int | None = Field(4, ge=1)
     judge_after_hit: bool = False
@@ -480,6 +482,13 @@ class SemanticIntegrityChecker:
             asks = asserts_nothing(item.text)
             pairs = [_Pair(item, c, undecided=not asks and not asserts_nothing(c.item.text)) for c in cands]
             stage = {"candidates": (t1 - t0) * 1000, **sub}
+            if "values" in levels:  # structured values decide first (a consistent pair goes no further)
+                for p in pairs:
+                    if p.undecided and p.old.sources != {"close_attribute"}:
+                        p.decided, p.undecided = self._values_level(p)
+                t_values = time.perf_counter()
+                stage["values"] = (t_values - t1) * 1000
+                t1 = t_values
             if "entities" in levels:
                 for p in pairs:
                     if p.undecided:
@@ -575,6 +584,25 @@ class SemanticIntegrityChecker:
             confidence=float(confidence), type=type, urgency=Urgency.HIGH, explanation=explanation, decided_by=level,
             details={"candidate_sources": sorted(p.old.sources), "similarity": p.old.similarity, **details},
         )
+
+    # ------------------------------------------------------------------ level: values
+    def _values_level(self, p: _Pair) -> tuple[Contradiction | None, bool]:
+        """Structured values (:func:`memlab.integrity.values.compare_values`): ``(contradiction, still
+        undecided)``. A pair its layers call consistent is decided too: no later level, no judge."""
+        from memlab.integrity.values import compare_values, explain_values
+
+        new, old = p.new, p.old.item
+        d = compare_values(old.text, new.text, old_entities=self.facts(old).entities,
+                           new_entities=self.facts(new).entities, old_time=old.created_at,
+                           new_time=new.created_at, lang=self.config.lang)
+        if d is None:
+            return None, True
+        if not d.contradiction:
+            return None, False
+        return self._make(p, confidence=d.confidence, type=d.type, level=d.decided_by,
+                          explanation=explain_values(d, self.config.lang), rule=d.decided_by, reason=d.reason,
+                          possible_update=d.update, values=[d.old, d.new], value_info=d.info,
+                          explain=X.explain_data("pattern", rule=d.decided_by, old=d.old, new=d.new)), False
 
     # ------------------------------------------------------------------ level: entities
     def _entities_level(self, p: _Pair) -> Contradiction | None:

@@ -11,7 +11,8 @@ Rules (each returns a :class:`PatternHit` or ``None``):
 * ``like_vs_dislike``: "I love dogs" vs "I hate dogs" (same object, opposite polarity).
 * ``diet``: vegetarian / vegan vs eating meat.
 * ``marital``: single vs married / divorced / engaged ("my wife" implies married).
-* ``project_status``: the same project started / in progress vs completed.
+* ``project_status``: the same project not started yet / started (in progress) / completed, in it/en/zh
+  (:func:`project_statuses`).
 * ``occupation``: "I'm a nurse" vs "I'm a teacher" (first person, closed job vocabulary).
 * ``gender`` and ``zodiac``: profile attributes with closed vocabularies (KvPI-style profiles).
 * ``negation``: the same first-person statement with and without a negation.
@@ -38,6 +39,7 @@ __all__ = [
     "close_dates",
     "compare_facts",
     "consistent_reason",
+    "project_statuses",
     "summarise",
 ]
 
@@ -74,7 +76,7 @@ class Facts:
     likes: tuple[tuple[str, int, str], ...] = ()  # (object, +1/-1, raw)
     diet: tuple[str, str] | None = None  # ("veg" | "meat", raw)
     marital: tuple[str, str] | None = None
-    status: tuple[tuple[str, str, str], ...] = ()  # (project, "started"|"completed", raw)
+    status: tuple[tuple[str, str, str], ...] = ()  # (project, "started"|"completed"|"not_started", raw)
     occupation: tuple[str, str] | None = None
     gender: tuple[str, str] | None = None
     zodiac: tuple[str, str] | None = None
@@ -151,7 +153,31 @@ _STATUS: list[tuple[str, re.Pattern[str]]] = [
                              rf"{_PROJECT}", re.I)),
     ("completed", re.compile(rf"{_PROJECT}\s+(?:è\s+|is\s+|was\s+|has been\s+)?(?:stato\s+)?(?:completato|finito|concluso|"
                              r"terminato|chiuso|completed|finished|done|closed)", re.I)),
+    # not started yet: "il progetto X non è ancora iniziato", "non ho ancora iniziato il progetto X", "project X hasn't
+    # started yet", "we haven't started project X"; a negated "started" form is never read as started (see
+    # project_statuses)
+    ("not_started", re.compile(rf"{_PROJECT}\s+non\s+(?:è|e'|é)\s+(?:ancora\s+)?(?:stato\s+)?(?:iniziato|avviato|partito|"
+                               r"cominciato|aperto)", re.I)),
+    ("not_started", re.compile(rf"{_PROJECT}\s+(?:deve|devono)\s+ancora\s+(?:iniziare|partire|cominciare)", re.I)),
+    ("not_started", re.compile(rf"\bnon\s+(?:ho|abbiamo)\s+(?:ancora\s+)?(?:iniziato|avviato|cominciato|aperto)\s+{_PROJECT}", re.I)),
+    ("not_started", re.compile(rf"{_PROJECT}\s+(?:has\s+not|hasn't|has\s+never|is\s+not|isn't|did\s+not|didn't)\s+(?:yet\s+)?"
+                               r"(?:been\s+)?(?:started|begun|begin|start|kicked off|launched)", re.I)),
+    ("not_started", re.compile(rf"{_PROJECT}\s+(?:is\s+)?(?:not\s+(?:yet\s+)?started|yet\s+to\s+(?:start|begin))", re.I)),
+    ("not_started", re.compile(rf"\b(?:i|we)\s+(?:have\s+not|haven't|did\s+not|didn't)\s+(?:yet\s+)?(?:started|begun|start|"
+                               rf"begin)\s+(?:working on\s+)?{_PROJECT}", re.I)),
 ]
+#: Chinese project statuses: a Latin project name next to 项目 ("Atlas项目", "项目Atlas"); ``None`` -> group ``proj``.
+_ZH_PROJECT = r"(?:(?P<proj>[A-Za-z][A-Za-z0-9_-]*)\s*项目|项目\s*(?P<proj2>[A-Za-z][A-Za-z0-9_-]*))"
+_STATUS_ZH: list[tuple[str, re.Pattern[str]]] = [
+    ("not_started", re.compile(rf"{_ZH_PROJECT}\s*(?:还没(?:有)?|尚未|还未|仍未)(?:开始|启动|开工)")),
+    ("not_started", re.compile(rf"(?:我|我们)(?:还没(?:有)?|尚未|还未)(?:开始|启动)(?:做)?\s*{_ZH_PROJECT}")),
+    ("completed", re.compile(rf"{_ZH_PROJECT}\s*(?:已经|已|终于)?(?:完成|结束|完工|交付|做完)了?")),
+    ("completed", re.compile(rf"(?:我|我们)(?:已经|终于)?(?:完成|做完|交付)了\s*{_ZH_PROJECT}")),
+    ("started", re.compile(rf"{_ZH_PROJECT}\s*(?:已经|已)?(?:开始|启动|开工)了?|{_ZH_PROJECT.replace('proj', 'q')}\s*"
+                           r"(?:正在进行|进行中|在进行)")),
+    ("started", re.compile(rf"(?:我|我们)(?:已经)?(?:开始|启动)了\s*{_ZH_PROJECT}")),
+]
+_NEGATED_BEFORE = re.compile(r"(?:\bnon|\bnot|n't|\bnever|\bmai)\s+(?:\w+\s+)?$", re.I)
 
 # ------------------------------------------------------------------ occupation
 _JOBS = ("nurse|teacher|doctor|lawyer|engineer|programmer|developer|student|accountant|chef|cook|waiter|waitress|"
@@ -207,6 +233,40 @@ def _obj(raw: str) -> str:
     return re.sub(r"(?<=[a-z]{3})s$", "", w)  # plural -> singular (English)
 
 
+def project_statuses(text: str) -> tuple[tuple[str, str, str], ...]:
+    """The project statuses a text states: ``(project, status, phrase)`` with status ``started`` (started, in
+    progress), ``completed`` or ``not_started``; Italian, English and Chinese (a Latin project name next to 项目).
+
+    A negated form is not read as its positive ("non ho iniziato il progetto X" is not ``started``); where a
+    ``not_started`` phrase overlaps another status phrase, ``not_started`` wins.
+
+    Example:
+        >>> [s[:2] for s in project_statuses("Il progetto Atlas non è ancora iniziato")]
+        [('atlas', 'not_started')]
+        >>> [s[:2] for s in project_statuses("Atlas项目已经完成了")]
+        [('atlas', 'completed')]
+    """
+    found: list[tuple[int, int, str, str, str]] = []
+    for name, rx in _STATUS:
+        for m in rx.finditer(text):
+            if name != "not_started" and _NEGATED_BEFORE.search(text[max(0, m.start() - 24):m.start()]):
+                continue
+            found.append((m.start(), m.end(), _norm(m.group("proj")), name, m.group(0)))
+    for name, rx in _STATUS_ZH:
+        for m in rx.finditer(text):
+            proj = next((g for g in m.groups() if g), None)
+            if proj:
+                found.append((m.start(), m.end(), _norm(proj), name, m.group(0)))
+    nots = [(s, e) for s, e, _, n, _ in found if n == "not_started"]
+    out: list[tuple[str, str, str]] = []
+    for s, e, proj, name, raw in found:
+        if name != "not_started" and any(a < e and s < b for a, b in nots):
+            continue
+        if (proj, name, raw) not in out:
+            out.append((proj, name, raw))
+    return tuple(out)
+
+
 def summarise(text: str, entities: tuple[Entity, ...], created_at: datetime | None) -> Facts:
     """Build the pattern summary of one memory text.
 
@@ -248,10 +308,7 @@ def summarise(text: str, entities: tuple[Entity, ...], created_at: datetime | No
         if (m := rx.search(text)) is not None:
             marital = (name, m.group(0))
             break
-    status: list[tuple[str, str, str]] = []
-    for name, rx in _STATUS:
-        for m in rx.finditer(text):
-            status.append((_norm(m.group("proj")), name, m.group(0)))
+    status = list(project_statuses(text))
     occupation = None
     if (m := _OCC.search(text)) is not None and not _OCC_SOFT.search(text[max(0, m.start() - 30):m.end()]):
         job = (m.group("job") or m.group("zjob") or "").casefold()
@@ -457,6 +514,7 @@ def consistent_reason(old: Facts, new: Facts) -> str | None:
     * ``different_dates``: two dates of different kinds (birthday vs anniversary);
     * ``different_events``: event-scoped quantities (distances, amounts) of different events;
     * ``different_projects``: status statements about two different projects;
+    * ``same_status``: the same projects with the same statuses ("started" / "in progress");
     * ``different_likes``: liking two different things ("likes tea" / "likes biscuits").
     """
     if _words(old.text) > _SHORT_WORDS or _words(new.text) > _SHORT_WORDS:
@@ -486,8 +544,11 @@ def consistent_reason(old: Facts, new: Facts) -> str | None:
                     return "other_subject"
                 if all(x.subject == y.subject and x.day_month == y.day_month for x, y in birth):
                     return "same_value"
-    if old.status and new.status and not {p for p, _, _ in old.status} & {p for p, _, _ in new.status}:
-        return "different_projects"
+    if old.status and new.status:
+        if not {p for p, _, _ in old.status} & {p for p, _, _ in new.status}:
+            return "different_projects"
+        if {(p, st) for p, st, _ in old.status} == {(p, st) for p, st, _ in new.status}:
+            return "same_status"  # "Atlas started" / "Atlas is in progress": one status, said twice
     if old.likes and new.likes and all(p > 0 for _, p, _ in old.likes + new.likes):
         objs_a, objs_b = {o for o, _, _ in old.likes}, {o for o, _, _ in new.likes}
         if not objs_a & objs_b:

