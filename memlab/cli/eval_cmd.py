@@ -48,6 +48,19 @@ def register(groups: dict[str, Any]) -> None:
     )
     p.set_defaults(func=_contradiction)
 
+    sc = ev.add_parser(
+        "scenarios",
+        help="score the integrity checker on memlab's hand-written it/en/zh memory pairs (datasets/scenarios)",
+    )
+    sc.add_argument(
+        "--judge", default="default", help="judge name for memlab.judges.load_judge, or none (default: default)"
+    )
+    sc.add_argument("--limit", type=int, default=None, help="score a seeded sample of N pairs (default: all)")
+    sc.add_argument("--seed", type=int, default=0, help="seed of the sample and the bootstrap (default 0)")
+    sc.add_argument("--data-dir", default=None, help="another copy of pairs.jsonl (default: datasets/scenarios)")
+    sc.add_argument("--out", default=None, help="run directory (default runs/<ts>_scenarios_<id>)")
+    sc.set_defaults(func=_scenarios)
+
     s = ev.add_parser("suite", help="run every task of eval/suite.yaml and print one summary table")
     s.add_argument("--suite", default="eval/suite.yaml", help="suite definition (default eval/suite.yaml)")
     s.add_argument("--out", default="runs/suite", help="output directory (default runs/suite)")
@@ -113,6 +126,28 @@ def _contradiction(args: argparse.Namespace) -> int:
         max_error_rate=args.max_error_rate,
         n_resamples=args.bootstrap,
         command=_command(args),
+        progress=sys.stderr.isatty(),
+    )
+    print(run.to_markdown())
+    print(f"\nrun written to {run.path}")
+    return 0 if run.status == "ok" else 1
+
+
+def _scenarios(args: argparse.Namespace) -> int:
+    from memlab.eval.scenarios import evaluate_scenarios
+
+    parts = ["memlab", "eval", "scenarios"]
+    for key in ("judge", "limit", "seed", "data_dir", "out"):
+        value = getattr(args, key, None)
+        if value is not None:
+            parts += [f"--{key.replace('_', '-')}", shlex.quote(str(value))]
+    run = evaluate_scenarios(
+        judge=args.judge,
+        data_dir=args.data_dir,
+        limit=args.limit,
+        seed=args.seed,
+        out_dir=args.out,
+        command=" ".join(parts),
         progress=sys.stderr.isatty(),
     )
     print(run.to_markdown())

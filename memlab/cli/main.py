@@ -28,6 +28,7 @@ COMMAND_MODULES = [
     "memlab.cli.train_judge",
     "memlab.cli.eval_cmd",
     "memlab.cli.extraction_cmd",
+    "memlab.cli.alarms_cmd",
     "memlab.cli.chats_cmd",
     "memlab.cli.serve_cmd",
     "memlab.cli.mcp_cmd",

@@ -19,7 +19,7 @@ __all__ = [
     "get_dataset",
 ]
 
-Kind = Literal["pairs", "dialogues", "conversations", "temporal_qa"]
+Kind = Literal["pairs", "dialogues", "conversations", "temporal_qa", "scenarios"]
 LabelSpace = Literal["3-way", "binary", "entailment", "none"]
 LicenseClass = Literal["permissive", "research", "non-commercial"]
 
@@ -341,6 +341,19 @@ DATASETS: Mapping[str, DatasetInfo] = {
             license_class="non-commercial",
             label_space="none",
             splits={"train": ("temp.train.jsonl",), "dev": ("temp.dev.jsonl",), "test": ("temp.test.jsonl",)},
+        ),
+        _info(
+            name="scenarios",
+            kind="scenarios",
+            language="it+en+zh",
+            license="CC BY 4.0 (written for memlab)",
+            license_class="permissive",
+            label_space="binary",
+            splits={"test": ("pairs.jsonl",)},
+            notes="hand-written seed-style memory pairs (earlier memory a, new memory b) in it/en/zh, 12 kinds; "
+            "loaded by memlab.eval.scenarios.load_scenarios, scored by `memlab eval scenarios`. A TEST set: "
+            "never train or tune on it.",
+            category_key="kind",
         ),
     ]
 }

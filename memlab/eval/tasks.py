@@ -31,6 +31,8 @@ _TASKS: dict[str, TaskRunner | str] = {
     "integrity": "memlab.eval.integrity:run_integrity_task",
     "memory-recall": "memlab.eval.memory_recall:run_memory_recall_task",
     "extraction": "memlab.eval.extraction_task:run_extraction_task",
+    "alarms": "memlab.eval.alarms:run_alarms_task",
+    "scenarios": "memlab.eval.scenarios:run_scenarios_task",
     # other engineers: add "name": "memlab.<package>.<module>:<function>" here, or call register_task()
 }
 

@@ -148,7 +148,7 @@ def test_repo_gate_baseline_is_valid() -> None:
     base = load_baseline(REPO / "eval" / "baselines" / "ci_smoke.json")
     assert {(c.task, c.dataset) for c in base.checks} == {
         ("contradiction", "snli"), ("contradiction", "gu_dnli"), ("contradiction", "rte3_ita"),
-        ("integrity", "decode")}
+        ("integrity", "decode"), ("scenarios", "scenarios")}
     assert all(c.limit and 100 <= c.limit <= 1000 for c in base.checks)
     # the detector (issue 5) is gated on both sides: finding DECODE contradictions, staying quiet on RCT
     integrity = {(c.split, c.metric, c.higher_is_better) for c in base.checks if c.task == "integrity"}
