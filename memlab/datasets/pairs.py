@@ -6,7 +6,9 @@ Label mappings (documented in ``datasets/README.md``):
   OCNLI rows labelled ``-`` (no annotator majority) are skipped, as the OCNLI README says.
   KvPI: 0 -> entailment, 1 -> contradiction, 2 -> neutral ("irrelevant").
 * the newer sets in one JSON-lines form (decode_pairs, lingnli, taxinli, cad_snli, breaking_nli, negation_nli,
-  cnli_zh, cmnli_zh, xnli, cinlid; gzip) carry memlab's label names already; decode_pairs is binary.
+  cnli_zh, cmnli_zh, xnli, cinlid, tenp, semi_auto_nli, conjnli, prosecco, hard_negatives; gzip) carry memlab's
+  label names already (prosecco's ``non_contradiction`` -> not_contradiction); decode_pairs, prosecco and
+  hard_negatives are binary.
 * binary sets (ci_tod, cdconv, decode, decode_pairs) -> contradiction / not_contradiction.
   CDConv: label 1, 2, 3 -> contradiction, 0 -> not_contradiction. CI-ToD: contradiction iff
   ``hi == 1`` or ``kbi == 1`` (``qi`` = inconsistency with the current query is not a contradiction of
@@ -138,13 +140,22 @@ def _enc_jsonl(premise_key: str, id_key: str) -> Callable[[Path, str], Iterator[
     return parse
 
 
-_SHARED_META = ("lang", "protocol", "round", "genre", "variant", "category", "source", "negation_in", "mnli_split")
+_SHARED_META = (
+    "lang", "protocol", "round", "genre", "variant", "category", "source", "negation_in", "mnli_split",
+    "speaker_id", "cosine",
+)
 """Row fields kept in ``Pair.meta`` by :func:`_shared_jsonl` (never ``group``: that key ties pairs for scoring)."""
 
 
 def _shared_jsonl(path: Path, rel: str) -> Iterator[Pair]:
     """The newer sets' common JSON-lines form: ``id``, ``premise``, ``hypothesis``, ``label`` (+ extra fields)."""
-    mapping = {"entailment": _E, "neutral": _N, "contradiction": _C, "not_contradiction": _NC}
+    mapping = {
+        "entailment": _E,
+        "neutral": _N,
+        "contradiction": _C,
+        "not_contradiction": _NC,
+        "non_contradiction": _NC,  # prosecco's name for it
+    }
     for lineno, obj in iter_jsonl(path):
         raw = get_field(obj, "label", path, lineno)
         meta: dict[str, Any] = {"raw_label": raw, "uid": obj.get("id")}
@@ -334,6 +345,7 @@ _PARSERS: dict[str, Callable[[Path, str], Iterator[Pair]]] = {
         for name in (
             "decode_pairs", "lingnli", "taxinli", "cad_snli", "breaking_nli", "negation_nli",
             "cnli_zh", "cmnli_zh", "xnli", "cinlid",
+            "tenp", "semi_auto_nli", "conjnli", "prosecco", "hard_negatives",
         )
     },
 }

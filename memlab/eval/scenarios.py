@@ -1,4 +1,4 @@
-"""The ``scenarios`` task: memlab's own hand-written seed-style memory pairs in it/en/zh (issue 36).
+"""The ``scenarios`` task: memlab's own hand-written seed-style memory pairs in it/en/zh.
 
 ``datasets/scenarios/pairs.jsonl`` (card: ``datasets/scenarios/README.md``) holds pairs a user could tell a
 personal assistant about themselves: an earlier memory ``a`` and a new memory ``b``, labelled ``contradiction``

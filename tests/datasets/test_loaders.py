@@ -94,9 +94,10 @@ _RAW_TO_LABEL = {
         name: {label.value: label for label in Label}
         for name in (
             "decode_pairs", "lingnli", "taxinli", "cad_snli", "breaking_nli", "negation_nli",
-            "cnli_zh", "cmnli_zh", "xnli", "cinlid",
+            "cnli_zh", "cmnli_zh", "xnli", "cinlid", "tenp", "semi_auto_nli", "conjnli", "hard_negatives",
         )
     },
+    "prosecco": {"contradiction": Label.CONTRADICTION, "non_contradiction": Label.NOT_CONTRADICTION},
 }
 LABEL_SPLITS = [(n, s) for n, s in PAIR_SPLITS if n in _RAW_TO_LABEL]
 
@@ -202,13 +203,30 @@ def test_remove_contradicting_turn_keeps_only_what_it_can() -> None:
 
 def test_research_and_non_commercial_classes_follow_the_training_rule() -> None:
     research = {n for n, d in DATASETS.items() if d.license_class == "research"}
-    assert research == {"decode_pairs", "lingnli", "cnli_zh"}
+    assert research == {"decode_pairs", "lingnli", "cnli_zh", "hard_negatives"}  # hard_negatives: from decode_pairs
     for name in ("cmnli_zh", "xnli", "cinlid", "decode", "locomo"):
         assert DATASETS[name].license_class == "non-commercial"
     for name in DATASETS:
         first = (default_data_dir(name) / "SOURCE.md").read_text(encoding="utf-8").splitlines()[0]
         want = {"permissive": "permissive", "research": "research", "non-commercial": "NON-COMMERCIAL"}
         assert want[DATASETS[name].license_class] in first, name
+
+
+def test_new_permitted_sets_keep_their_evaluation_splits_out_of_training() -> None:
+    """prosecco and semi_auto_nli have a fixed test split, tenp and conjnli only a dev split (their evaluation split):
+    the judge trainer refuses the test splits; the dev-only sets are registered with dev as their default split."""
+    from memlab.lab.judge_training import DataSource, _check_source
+
+    for name in ("prosecco", "semi_auto_nli"):
+        assert set(DATASETS[name].splits) == {"train", "test"} and DATASETS[name].default_split == "test"
+        _check_source(DataSource(dataset=name, split="train"))
+        with pytest.raises(InvalidInputError, match="test split"):
+            _check_source(DataSource(dataset=name, split="test"))
+    for name in ("tenp", "conjnli"):
+        assert set(DATASETS[name].splits) == {"train", "dev"} and DATASETS[name].default_split == "dev"
+    assert DATASETS["prosecco"].label_space == "binary"
+    p = load_pairs("prosecco", "test")[0]
+    assert p.meta["speaker_id"] and p.meta["source"] in {"QT30", "QT50", "US2016"}
 
 
 def test_corrupt_gzip_is_a_format_error(tmp_path: Path) -> None:
