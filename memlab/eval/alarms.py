@@ -344,6 +344,8 @@ class AlarmsTask(EvalTask):
         per_conv = {}
         n_msgs = n_natural_msgs = 0
         plant_rows = []
+        pm_of: dict[str, set[int]] = {}
+        om_of: dict[str, set[int]] = {}
         for rl in solved:
             planted_mem = {m for ref, ids in rl.memories.items() if ref.startswith("plant:") for m in ids}
             mine = [n for n in rl.notifications if not (_pair_of(n) & planted_mem)]
@@ -364,21 +366,29 @@ class AlarmsTask(EvalTask):
                 alarms = [n for n in rl.notifications if _alarm(n) and _pair_of(n) & pm]
                 hit = [n for n in alarms if _pair_of(n) & om]
                 plant_rows.append((p, bool(pm), bool(om), hit, alarms))
-        for rl, n in natural:
-            payload = n.get("payload") or {}
-            examples.append(Example(
-                id=f"c{rl.conv}-n{n['id']}", gold=None, pred=n["urgency"], score=payload.get("confidence"),
-                decided_by=payload.get("decided_by"), group=str(rl.conv),
-                meta={"first": (payload.get("first") or {}).get("text"), "second": (payload.get("second") or {}).get("text"),
-                      "user_id": n["user_id"], "conflict_type": payload.get("conflict_type"),
-                      "rule": (payload.get("details") or {}).get("rule"), "content": n.get("content")}))
+                pm_of[pid], om_of[pid] = pm, om
+        for rl in solved:
+            planted = {m: ref[6:] for ref, ids in rl.memories.items() if ref.startswith("plant:") for m in ids}
+            for n in rl.notifications:
+                payload = n.get("payload") or {}
+                details = payload.get("details") or {}
+                plant = sorted({planted[i] for i in _pair_of(n) if i in planted})
+                examples.append(Example(
+                    id=f"c{rl.conv}-n{n['id']}", gold=None, pred=n["urgency"], score=payload.get("confidence"),
+                    decided_by=payload.get("decided_by"), group=str(rl.conv),
+                    meta={"first": (payload.get("first") or {}).get("text"),
+                          "second": (payload.get("second") or {}).get("text"), "user_id": n["user_id"],
+                          "conflict_type": payload.get("conflict_type"), "rule": details.get("rule"),
+                          "cue": details.get("cue"), "values": details.get("values"),
+                          "memory_ids": sorted(_pair_of(n)), "plant": plant[0] if plant else None}))
         for p, stored, ostored, hit, alarms in plant_rows:
             caught = bool(hit) if p.label == "contradiction" else bool(alarms)
             top = (hit or alarms or [None])[0]
-            examples.append(Example(
+            examples.append(Example(  # one row per plant; its notifications are rows of their own (meta.plant)
                 id=f"plant:{p.id}", gold=p.label, pred="caught" if (hit if p.label == "contradiction" else alarms)
                 else "missed", decided_by=((top or {}).get("payload") or {}).get("decided_by"), group=str(p.conv),
                 meta={"plant": asdict(p), "plant_stored": stored, "original_stored": ostored,
+                      "plant_memories": sorted(pm_of[p.id]), "original_memories": sorted(om_of[p.id]),
                       "urgency": (top or {}).get("urgency"), "alarm": caught}))
         urg = Counter(n["urgency"] for _, n in natural)
         layers = Counter(str((n.get("payload") or {}).get("decided_by")) for _, n in natural)

@@ -62,6 +62,7 @@ from memlab.integrity.patterns import (
     close_date_entities,
     compare_facts,
     consistent_reason,
+    exclusive_cue,
     summarise,
 )
 from memlab.protocols import Judge
@@ -141,6 +142,10 @@ class IntegrityConfig(BaseModel):
             exhaustive mode (``exhaustive`` or :meth:`SemanticIntegrityChecker.check_all`).
         judge_after_hit: also judge a memory's undecided pairs when a cheaper level already found a
             contradiction for it (``False``: early exit; not applied in exhaustive mode either).
+        judge_medium_threshold: a judge-only contradiction is MEDIUM at this probability or more, else LOW (never
+            HIGH: HIGH is for conflicts of structure, which name their two values).
+        judge_needs_cue: report a judge-only contradiction only when the texts hold a cue of exclusivity
+            (:func:`memlab.integrity.patterns.exclusive_cue`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -154,6 +159,8 @@ class IntegrityConfig(BaseModel):
     max_attribute_candidates: int = Field(50, ge=0)
     max_judged_pairs: int | None = Field(4, ge=1)
     judge_after_hit: bool = False
+    judge_medium_threshold: float = Field(0.9, ge=0.0, le=1.0)
+    judge_needs_cue: bool = True
 
 
 @dataclass(slots=True)
@@ -216,6 +223,8 @@ class SemanticIntegrityChecker:
                 "exhaustive": settings.integrity_check_exhaustive,
                 "max_judged_pairs": getattr(settings, "integrity_max_judged_pairs", 4),
                 "judge_after_hit": getattr(settings, "integrity_judge_after_hit", False),
+                "judge_medium_threshold": getattr(settings, "integrity_judge_medium_threshold", 0.9),
+                "judge_needs_cue": getattr(settings, "integrity_judge_needs_cue", True),
                 "similarity_threshold": settings.similarity_threshold,
                 "lang": settings.lang,
             }
@@ -578,10 +587,10 @@ class SemanticIntegrityChecker:
                 p.undecided = False
 
     def _make(self, p: _Pair, *, confidence: float, type: ConflictType, explanation: str, level: str,
-              **details: Any) -> Contradiction:
+              urgency: Urgency = Urgency.HIGH, **details: Any) -> Contradiction:
         return Contradiction(
             memory_id=p.new.id, other_id=p.old.item.id, memory_text=p.new.text, other_text=p.old.item.text,
-            confidence=float(confidence), type=type, urgency=Urgency.HIGH, explanation=explanation, decided_by=level,
+            confidence=float(confidence), type=type, urgency=urgency, explanation=explanation, decided_by=level,
             details={"candidate_sources": sorted(p.old.sources), "similarity": p.old.similarity, **details},
         )
 
@@ -684,12 +693,18 @@ class SemanticIntegrityChecker:
             if v.label is Label.ABSTAIN:
                 continue
             prob = float(v.probability)
-            if prob >= self.config.confidence_threshold:
-                p.decided = self._make(
-                    p, confidence=prob, type=self._guess_type(p), level="judge",
-                    explanation=X.explain_judge(p.old.item.text, p.new.text, prob, lang=self.config.lang),
-                    judge=v.judge, label=v.label.value, rationale=v.rationale,
-                    explain=X.explain_data("judge", old=p.old.item.text, new=p.new.text, probability=prob))
+            if prob < self.config.confidence_threshold:
+                continue
+            # the judge alone never interrupts (HIGH); without a cue of exclusivity it does not notify at all
+            cue = exclusive_cue(self.facts(p.old.item), self.facts(p.new))
+            if cue is None and self.config.judge_needs_cue:
+                continue
+            urgency = Urgency.MEDIUM if prob >= self.config.judge_medium_threshold else Urgency.LOW
+            p.decided = self._make(
+                p, confidence=prob, type=self._guess_type(p), level="judge", urgency=urgency,
+                explanation=X.explain_judge(p.old.item.text, p.new.text, prob, lang=self.config.lang),
+                judge=v.judge, label=v.label.value, rationale=v.rationale, cue=cue,
+                explain=X.explain_data("judge", old=p.old.item.text, new=p.new.text, probability=prob))
 
     def _guess_type(self, p: _Pair) -> ConflictType:
         a = {e.kind for e in self.facts(p.old.item).entities}
@@ -720,12 +735,23 @@ def _comparable(old: Entity, new: Entity, old_item: MemoryItem, new_item: Memory
 
 
 def _differs(old: Entity, new: Entity, t_old: datetime | None, t_new: datetime | None) -> bool:
+    if old.kind is EntityKind.PLACE and new.kind is EntityKind.PLACE and _same_or_inside(str(old.value), str(new.value)):
+        return False  # "Rome" / "Italy", "Roma" / "Rome": a place inside the other, or the same place by another name
     if new.attribute in ("birthday", "anniversary") and old.day_month and new.day_month:
         return old.day_month != new.day_month
     if new.attribute == "age" and t_old is not None and t_new is not None:
         years = abs((t_new - t_old).days) / 365.25
         return abs(float(new.value) - float(old.value)) > years + 1.01
     return not old.same_value(new)
+
+
+def _same_or_inside(a: str, b: str) -> bool:
+    """Whether two place names are one place or one inside the other (the gazetteers of
+    :func:`memlab.integrity.values.resolve_place`); unknown names are not."""
+    from memlab.integrity.values import place_relation, resolve_place
+
+    pa, pb = resolve_place(a), resolve_place(b)
+    return pa is not None and pb is not None and place_relation(pa, pb) in ("same", "contained")
 
 
 def _compare_values(old: str, new: str) -> tuple[EntityKind | None, str, str] | None:

@@ -594,3 +594,54 @@ def close_date_entities(old: Facts, new: Facts) -> tuple[Entity, Entity] | None:
                     and frozenset({x.attribute, y.attribute}) in CLOSE_DATE_PAIRS and not x.same_value(y):
                 return x, y
     return None
+
+
+# ------------------------------------------------------------------ evidence for a judge-only verdict
+#: Pairs of words whose opposition makes two statements exclusive ("love" / "hate", "started" / "finished" ...).
+_ANTONYMS: tuple[tuple[str, str], ...] = (
+    ("love", "hate"), ("like", "dislike"), ("like", "hate"), ("enjoy", "hate"), ("single", "married"),
+    ("alive", "died"), ("alive", "passed away"), ("start", "finish"), ("started", "finished"), ("started", "quit"),
+    ("began", "quit"), ("open", "closed"), ("bought", "sold"), ("win", "lose"), ("won", "lost"), ("allergic", "fine with"),
+    ("older", "younger"), ("only child", "brother"), ("only child", "sister"),
+    ("amo", "odio"), ("adoro", "odio"), ("mi piace", "odio"), ("single", "sposat"), ("iniziato", "finito"),
+    ("iniziato", "completato"), ("comprato", "venduto"), ("vinto", "perso"),
+    ("喜欢", "讨厌"), ("单身", "结婚"), ("开始", "完成"), ("买", "卖"),
+)
+_ABSOLUTE = re.compile(r"\b(?:never|always|every (?:day|night|morning|week)|no longer|not anymore|not any more|ever since|"
+                       r"only|mai|sempre|ogni (?:giorno|sera|mattina)|non più|soltanto)\b|从不|从来|总是|每天|再也", re.I)
+_EXCLUSIVE_KINDS = (EntityKind.DATE, EntityKind.NUMBER, EntityKind.PLACE, EntityKind.NAME)
+
+
+def exclusive_cue(old: Facts, new: Facts) -> str | None:
+    """What could make two statements of one person exclusive, beyond a model's verdict: ``negation`` (one says
+    "not"/"never", the other does not), ``absolute`` (an "always"/"never"/"only" on one side), ``values`` (both hold a
+    date, number, place or name, and they differ), ``antonym`` ("love" / "hate", "started" / "finished" ...); ``None``
+    when nothing does ("My mom loved flowers" / "My mom had a passion for cooking": a model trained on NLI, where both
+    sentences describe one scene, calls that a contradiction; of one person, both are true).
+
+    Used by :class:`~memlab.integrity.SemanticIntegrityChecker` to decide how loud a judge-only verdict may be.
+
+    Example:
+        >>> from memlab.entities import extract_entities
+        >>> def f(t): return summarise(t, tuple(extract_entities(t)), None)
+        >>> exclusive_cue(f("I have a dog named Max."), f("I have never had a pet."))
+        'negation'
+        >>> exclusive_cue(f("My mom really loved flowers."), f("My mom had a big passion for cooking.")) is None
+        True
+    """
+    a, b = _norm(old.text), _norm(new.text)
+    if bool(_NEG_TOK.search(a)) != bool(_NEG_TOK.search(b)):
+        return "negation"
+    if bool(_ABSOLUTE.search(a)) != bool(_ABSOLUTE.search(b)):
+        return "absolute"
+    for x in old.entities:
+        if x.kind not in _EXCLUSIVE_KINDS:
+            continue
+        for y in new.entities:
+            if y.kind is x.kind and (x.attribute == y.attribute or x.attribute is None or y.attribute is None) \
+                    and not x.same_value(y):
+                return "values"
+    for p, q in _ANTONYMS:
+        if (p in a and q in b and q not in a) or (q in a and p in b and p not in a):
+            return "antonym"
+    return None

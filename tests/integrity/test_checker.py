@@ -151,7 +151,8 @@ def test_judge_gets_undecided_pairs_in_one_batch_and_threshold_applies(store: Me
             return super().judge(pairs)
 
     script = {(a.text, new.text): 0.95, (b.text, new.text): 0.75, (c.text, new.text): 0.1}
-    res = SemanticIntegrityChecker(store, Spy(script), similarity_threshold=0.2).check(new)
+    res = SemanticIntegrityChecker(store, Spy(script), similarity_threshold=0.2,
+                                   judge_needs_cue=False).check(new)  # the judge mechanics, without the cue gate
     assert calls == [3]
     assert [x.other_id for x in res.contradictions] == [a.id]  # 0.75 < 0.78 (the default threshold) is not reported
     top = res.contradictions[0]
@@ -217,7 +218,7 @@ def test_judge_by_name_is_loaded_lazily(store: MemoryStore) -> None:
     register_judge("test-always-yes", lambda **kw: ScriptedJudge(default=0.9, name="test-always-yes"))
     store.add("u1", "alpha beta")
     new = store.add("u1", "alpha beta gamma")
-    checker = SemanticIntegrityChecker(store, "test-always-yes", similarity_threshold=0.1)
+    checker = SemanticIntegrityChecker(store, "test-always-yes", similarity_threshold=0.1, judge_needs_cue=False)
     assert checker._judge is None
     res = checker.check(new)
     assert res.contradictions[0].details["judge"] == "test-always-yes"
@@ -310,7 +311,7 @@ def test_memories_of_different_slots_never_reach_the_judge():
 
     store = MemoryStore(":memory:", embedder=FakeEmbedder())
     judge = ScriptedJudge(lambda a, b: 0.99)
-    checker = SemanticIntegrityChecker(store, judge, exhaustive=True)
+    checker = SemanticIntegrityChecker(store, judge, exhaustive=True, judge_needs_cue=False)
     store.add("u1", "L'utente vive a Roma", key="home_city", value="Roma")
     job = store.add("u1", "L'utente lavora presso Ferrari", key="employer", value="Ferrari")
     res = checker.check(job)

@@ -72,9 +72,10 @@ def test_the_cap_keeps_the_most_similar_pairs(store: MemoryStore) -> None:
 def test_a_contradiction_beyond_the_cap_is_not_reported(store: MemoryStore) -> None:
     olds, new = _fill(store, [0.9, 0.2, 0.8])
     judge = ScriptedJudge({(OLD_TEXTS[1], NEW_TEXT): 0.99})  # only the least similar pair contradicts
-    capped = SemanticIntegrityChecker(store, judge, similarity_threshold=-1.0, max_judged_pairs=2).check(new)
+    capped = SemanticIntegrityChecker(store, judge, similarity_threshold=-1.0, max_judged_pairs=2,
+                                      judge_needs_cue=False).check(new)
     assert not capped.has_contradiction and capped.n_judged == 2
-    full = SemanticIntegrityChecker(store, ScriptedJudge(dict(judge.script)), similarity_threshold=-1.0,
+    full = SemanticIntegrityChecker(store, ScriptedJudge(dict(judge.script)), similarity_threshold=-1.0, judge_needs_cue=False,
                                     max_judged_pairs=3).check(new)
     assert full.has_contradiction and full.contradictions[0].other_id == olds[1].id
 
@@ -102,7 +103,8 @@ def test_early_exit_after_a_cheap_contradiction(store: MemoryStore) -> None:
     assert res.has_contradiction and res.n_judged == 0 and judge.calls == []
     assert [c.other_id for c in res.contradictions] == [born.id]
     judge = ScriptedJudge(default=0.99)
-    res = SemanticIntegrityChecker(store, judge, similarity_threshold=-1.0, judge_after_hit=True).check(new)
+    res = SemanticIntegrityChecker(store, judge, similarity_threshold=-1.0, judge_after_hit=True,
+                                   judge_needs_cue=False).check(new)
     assert res.n_judged == 1 and judge.calls == [(OLD_TEXTS[0], new.text)]
     assert {c.decided_by for c in res.contradictions} == {"patterns", "judge"}
 
