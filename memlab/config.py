@@ -52,6 +52,10 @@ class Settings(BaseSettings):
     or an absolute on one side, two different dates/numbers/places/names, opposite words:
     :func:`memlab.integrity.patterns.exclusive_cue`). Of one person, "My mom loved flowers" and "My mom had a passion
     for cooking" are both true; an NLI-trained judge calls them a contradiction."""
+    integrity_judge_no_cue_threshold: float = Field(0.94, ge=0.0, le=1.0)
+    """With ``integrity_judge_needs_cue``, a judge-only verdict without a cue is still reported at this probability
+    or more. 0.94: above every such verdict of the LoCoMo dev replays (max 0.93), and on DECODE dev dialogues it
+    brings back opinion clashes the cue cannot see ("a great workout" / "boring"): F1 0.692 -> 0.724."""
     integrity_max_similar_memories: int = Field(10, ge=1)
     """Top-N similar memories compared with a new one."""
     integrity_check_exhaustive: bool = False

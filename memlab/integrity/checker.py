@@ -62,6 +62,7 @@ from memlab.integrity.patterns import (
     close_date_entities,
     compare_facts,
     consistent_reason,
+    differing_values,
     exclusive_cue,
     summarise,
 )
@@ -145,7 +146,8 @@ class IntegrityConfig(BaseModel):
         judge_medium_threshold: a judge-only contradiction is MEDIUM at this probability or more, else LOW (never
             HIGH: HIGH is for conflicts of structure, which name their two values).
         judge_needs_cue: report a judge-only contradiction only when the texts hold a cue of exclusivity
-            (:func:`memlab.integrity.patterns.exclusive_cue`).
+            (:func:`memlab.integrity.patterns.exclusive_cue`), or at ``judge_no_cue_threshold`` or more.
+        judge_no_cue_threshold: the probability at which a judge-only verdict needs no cue.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -161,6 +163,7 @@ class IntegrityConfig(BaseModel):
     judge_after_hit: bool = False
     judge_medium_threshold: float = Field(0.9, ge=0.0, le=1.0)
     judge_needs_cue: bool = True
+    judge_no_cue_threshold: float = Field(0.94, ge=0.0, le=1.0)
 
 
 @dataclass(slots=True)
@@ -225,6 +228,7 @@ class SemanticIntegrityChecker:
                 "judge_after_hit": getattr(settings, "integrity_judge_after_hit", False),
                 "judge_medium_threshold": getattr(settings, "integrity_judge_medium_threshold", 0.9),
                 "judge_needs_cue": getattr(settings, "integrity_judge_needs_cue", True),
+                "judge_no_cue_threshold": getattr(settings, "integrity_judge_no_cue_threshold", 0.94),
                 "similarity_threshold": settings.similarity_threshold,
                 "lang": settings.lang,
             }
@@ -696,14 +700,21 @@ class SemanticIntegrityChecker:
             if prob < self.config.confidence_threshold:
                 continue
             # the judge alone never interrupts (HIGH); without a cue of exclusivity it does not notify at all
-            cue = exclusive_cue(self.facts(p.old.item), self.facts(p.new))
-            if cue is None and self.config.judge_needs_cue:
+            fo, fn = self.facts(p.old.item), self.facts(p.new)
+            cue = exclusive_cue(fo, fn)
+            if cue is None and self.config.judge_needs_cue and prob < self.config.judge_no_cue_threshold:
                 continue
             urgency = Urgency.MEDIUM if prob >= self.config.judge_medium_threshold else Urgency.LOW
+            extra: dict[str, Any] = {}
+            both = differing_values(fo, fn)
+            if both is not None:  # one attribute, two values, and the judge says they clash: a conflict of structure
+                urgency = Urgency.HIGH
+                extra = {"values": [both[0].value, both[1].value], "spans": [both[0].text, both[1].text],
+                         "attribute": both[0].attribute}
             p.decided = self._make(
                 p, confidence=prob, type=self._guess_type(p), level="judge", urgency=urgency,
                 explanation=X.explain_judge(p.old.item.text, p.new.text, prob, lang=self.config.lang),
-                judge=v.judge, label=v.label.value, rationale=v.rationale, cue=cue,
+                judge=v.judge, label=v.label.value, rationale=v.rationale, cue=cue, **extra,
                 explain=X.explain_data("judge", old=p.old.item.text, new=p.new.text, probability=prob))
 
     def _guess_type(self, p: _Pair) -> ConflictType:

@@ -45,8 +45,10 @@ def test_judge_alone_without_a_cue_does_not_notify(store: MemoryStore) -> None:
     """Of one person, both are true; an NLI-trained judge says contradiction (SNLI assumes one scene)."""
     old = store.add("u1", "My mom really loved flowers.")
     new = store.add("u1", "My mom had a big passion for cooking.")
-    judge = ScriptedJudge({(old.text, new.text): 0.95})
+    judge = ScriptedJudge({(old.text, new.text): 0.9})
     assert not SemanticIntegrityChecker(store, judge, exhaustive=True).check(new).has_contradiction
+    sure = ScriptedJudge({(old.text, new.text): 0.97})  # at judge_no_cue_threshold or more, no cue is needed
+    assert SemanticIntegrityChecker(store, sure, exhaustive=True).check(new).contradictions[0].urgency is Urgency.MEDIUM
     gated_off = SemanticIntegrityChecker(store, judge, exhaustive=True, judge_needs_cue=False).check(new)
     assert gated_off.contradictions[0].urgency is Urgency.MEDIUM
 
