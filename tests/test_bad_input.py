@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """Run ``memlab ARGS`` as a new process (no MEMLAB_* from the caller's shell)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMLAB_")}
-    env.update(PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    env.update(PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", MEMLAB_LLM_BACKEND="none")
     return subprocess.run([sys.executable, "-m", "memlab.cli.main", *args], env=env, capture_output=True,
                           text=True, timeout=timeout)
 

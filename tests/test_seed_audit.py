@@ -452,6 +452,7 @@ def test_audit_chat_switch_in_the_cli(tmp_path: Path) -> None:
     tokyo = ids["Viaggio a Tokyo"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMLAB_")}
     env["HF_HUB_OFFLINE"] = "1"
+    env["MEMLAB_LLM_BACKEND"] = "none"  # no model: the replies asserted are memlab's own texts
 
     def chat(message: str) -> dict:
         out = subprocess.run([sys.executable, "-m", "memlab.cli.main", "chat", "--db", str(db), "--user", "u1",

@@ -3,6 +3,9 @@
 - :func:`create_app` builds the app (``/api/chats``, ``/api/memory``, ``/api/notifications``, ``/api/turn``,
   ``/health``, OpenAPI docs at ``/docs``).
 - :class:`ApiKeys` holds the bearer keys (``memlab users add NAME``), hashed, one user per key.
+- :mod:`memlab.serve.errors`: the one error body of every route (``{"error": <memlab error class>, "detail":
+  ...}``), the statuses they declare and the request body limit (``MEMLAB_MAX_BODY_BYTES``, 413 before parsing);
+  the contract is described in ``docs/http-api.md``.
 """
 
 from __future__ import annotations

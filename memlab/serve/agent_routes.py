@@ -30,15 +30,17 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, FastAPI, HTTPException, Request, status
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from fastapi import APIRouter, Body, FastAPI, Request, Response
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictBool, Tag, model_validator
 
-from memlab.errors import MemlabError
-from memlab.serve.app import Svc, User
+from memlab.errors import BackendError, MemlabError, MissingDependencyError
+from memlab.serve.common import WRITE, Svc, User
+from memlab.serve.schemas import IngestOut, JsonInt, text_field
 
-__all__ = ["ChatMessage", "ChatRequest", "IngestRequest", "add_agent_routes", "router"]
+__all__ = ["ChatMessage", "ChatRequest", "ChatWithMessage", "ChatWithMessages", "IngestRequest", "add_agent_routes",
+           "router"]
 
 log = logging.getLogger(__name__)
 
@@ -71,62 +73,85 @@ def add_agent_routes(app: FastAPI) -> None:
     app.router.lifespan_context = lifespan
 
 
+_STRICT = ConfigDict(extra="forbid", allow_inf_nan=False)
+_LAST_USER = ("the last of 'messages' must be a user message with at least one visible character (a rule JSON "
+              "Schema cannot state; the server refuses it with 422)")
+
+
 class ChatMessage(BaseModel):
     """One earlier message of the conversation."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = _STRICT
     role: Literal["user", "assistant"]
-    content: str = Field(max_length=20_000)
+    content: text_field(20_000, blank=True)  # type: ignore[valid-type]
 
 
-class ChatRequest(BaseModel):
-    """Body of ``POST /v1/chat``: ``message`` (+ optional ``history``), or the seed's ``messages`` whose last one
-    is the user's message."""
+class _ChatOptions(BaseModel):
+    model_config = _STRICT
+    enable_tools: StrictBool = Field(True, description="False: a plain answer, no tools")
+    max_steps: JsonInt = Field(6, ge=1, le=20, description="most tool calls in this turn")
 
-    model_config = ConfigDict(extra="forbid")
-    message: str | None = Field(None, min_length=1, max_length=20_000, description="the user's message")
+
+class ChatWithMessage(_ChatOptions):
+    """``POST /v1/chat``: the user's ``message``, with the earlier conversation in ``history``."""
+
+    message: text_field(20_000, "the user's message")  # type: ignore[valid-type]
     history: list[ChatMessage] = Field(default_factory=list, max_length=100)
-    messages: list[ChatMessage] | None = Field(None, min_length=1, max_length=101,
-                                               description="the seed's form: the conversation, ending with the "
-                                               "user's message (instead of message + history)")
-    enable_tools: bool = Field(True, description="False: a plain answer, no tools")
-    max_steps: int = Field(6, ge=1, le=20, description="most tool calls in this turn")
+
+    def turn(self) -> tuple[str, list[dict[str, Any]]]:
+        """``(message, history)``."""
+        return str(self.message), [m.model_dump() for m in self.history]
+
+
+class ChatWithMessages(_ChatOptions):
+    """``POST /v1/chat``, the seed's form: ``messages``, the conversation ending with the user's message."""
+
+    messages: list[ChatMessage] = Field(min_length=1, max_length=101, description=_LAST_USER)
 
     @model_validator(mode="after")
-    def _one_form(self) -> ChatRequest:
-        if (self.message is None) == (self.messages is None):
-            raise ValueError("give either 'message' (with optional 'history') or 'messages', not both")
-        if self.messages is not None:
-            if self.history:
-                raise ValueError("'history' goes with 'message'; with 'messages' the history is the list itself")
-            if self.messages[-1].role != "user" or not self.messages[-1].content.strip():
-                raise ValueError("the last of 'messages' must be a non-empty user message")
+    def _last_is_user(self) -> ChatWithMessages:
+        last = self.messages[-1]
+        if last.role != "user" or not last.content.strip():
+            raise ValueError(_LAST_USER)
         return self
 
     def turn(self) -> tuple[str, list[dict[str, Any]]]:
-        """``(message, history)`` whichever form was sent."""
-        if self.messages is not None:
-            return self.messages[-1].content, [m.model_dump() for m in self.messages[:-1]]
-        return str(self.message), [m.model_dump() for m in self.history]
+        """``(message, history)``."""
+        return self.messages[-1].content, [m.model_dump() for m in self.messages[:-1]]
+
+
+def _chat_form(value: Any) -> str:
+    """Which form a body is in (a body with ``messages`` is the seed's form; anything else is validated as the
+    ``message`` form, so its errors name that form's fields)."""
+    has_messages = "messages" in value if isinstance(value, dict) else isinstance(value, ChatWithMessages)
+    return "ChatWithMessages" if has_messages else "ChatWithMessage"
+
+
+#: Body of ``POST /v1/chat``: ``message`` (+ optional ``history``), or ``messages`` (exactly one of the two forms).
+ChatRequest = Annotated[
+    Annotated[ChatWithMessage, Tag("ChatWithMessage")] | Annotated[ChatWithMessages, Tag("ChatWithMessages")],
+    Discriminator(_chat_form),
+    Body(description="either {message, history?} or {messages} (the seed's form), plus enable_tools and max_steps"),
+]
 
 
 class IngestRequest(BaseModel):
     """Body of ``POST /v1/ingest``."""
 
-    model_config = ConfigDict(extra="forbid")
-    content: str = Field(min_length=1, max_length=5_000_000, description="the document")
+    model_config = _STRICT
+    content: str = Field(min_length=1, max_length=5_000_000,
+                         description="the document (control characters are removed when it is parsed; the request "
+                                     "body limit, 8 MiB by default, applies first)")
     fmt: Literal["text", "markdown", "html"] = "text"
-    source: str = Field(min_length=1, max_length=1000, description="a label (file name, URL); re-ingesting the "
-                        "same source replaces it")
-    tags: list[str] = Field(default_factory=list, max_length=20)
+    source: text_field(1000, "a label (file name, URL); re-ingesting the same source replaces it")  # type: ignore[valid-type]
+    tags: list[text_field(64, "a tag")] = Field(default_factory=list, max_length=20)  # type: ignore[valid-type]
 
 
 def _chat_llm(request: Request, svc: Any) -> Any:
     llm = getattr(request.app.state, "chat_llm", None) or getattr(svc.lab.assistant, "llm", None)
     if llm is None or not hasattr(llm, "complete"):
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE,
-                            "No chat model configured: set MEMLAB_LLM_BACKEND (ollama|openai), MEMLAB_LLM_MODEL and "
-                            "MEMLAB_LLM_BASE_URL, or app.state.chat_llm.")
+        raise BackendError("No chat model configured: set MEMLAB_LLM_BACKEND (ollama|openai), MEMLAB_LLM_MODEL and "
+                           "MEMLAB_LLM_BASE_URL, or app.state.chat_llm.")
     return llm
 
 
@@ -138,8 +163,7 @@ def _chunks(app: FastAPI, svc: Any, *, create: bool) -> Any:
     try:
         from memlab.ingest import ChunkStore
     except ImportError as exc:  # pragma: no cover - memlab[ingest] is in `all`
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE,
-                            "Ingestion needs memlab[ingest]: pip install 'memlab[ingest]'.") from exc
+        raise MissingDependencyError("qdrant-client", "ingest") from exc
     settings = svc.lab.settings
     embedder = svc.lab.store.embedder
     if settings.qdrant_url:
@@ -199,11 +223,35 @@ async def _mcp_semantic(websocket: Any) -> None:
     await serve_websocket(websocket, make_server("semantic", user_id=user, chunks=chunks, runner=svc.call))
 
 
+class _EventStream(Response):
+    """Only documents the media type of ``/v1/chat`` (the route returns an ``EventSourceResponse``)."""
+
+    media_type = "text/event-stream"
+
+
 def _sse(event: str, data: Any) -> dict[str, str]:
     return {"event": event, "data": json.dumps(data, ensure_ascii=False)}
 
 
-@router.post("/v1/chat", summary="One agent turn with memlab's MCP tools, streamed as server-sent events")
+#: One server-sent event of ``/v1/chat`` (OpenAPI 3.1: the schema of a ``text/event-stream`` is one event's).
+_SSE_EVENT = {
+    "type": "object",
+    "required": ["event", "data"],
+    "properties": {
+        "event": {"type": "string", "enum": ["token", "tool", "done", "error"]},
+        "data": {"type": "string", "contentMediaType": "application/json",
+                 "description": "JSON: token {text}; tool {name, arguments, is_error, dropped}; done {content, "
+                                "tool_calls, stopped}; error {error, detail}"},
+    },
+}
+_SSE = {"description": "The turn as server-sent events: `token`s, a `tool` event after each tool call, then `done` "
+                       "(or `error`, which ends the stream).", "content": {"text/event-stream": {"schema": _SSE_EVENT}}}
+
+
+@router.post("/v1/chat", summary="One agent turn with memlab's MCP tools, streamed as server-sent events",
+             operation_id="chat", response_class=_EventStream, responses={200: _SSE, **{
+                 code: {"description": r["description"], "content": {"application/json": {"schema": {
+                     "$ref": "#/components/schemas/ErrorBody"}}}} for code, r in WRITE.items()}})
 async def chat(body: ChatRequest, user: User, svc: Svc, request: Request) -> Any:
     """Run the single-tool stepper for the key's user; see the module docstring for the events."""
     from sse_starlette.sse import EventSourceResponse
@@ -270,7 +318,8 @@ async def chat(body: ChatRequest, user: User, svc: Svc, request: Request) -> Any
     return EventSourceResponse(events())
 
 
-@router.post("/v1/ingest", status_code=201, summary="Parse, chunk, embed and store one document of the user")
+@router.post("/v1/ingest", status_code=201, summary="Parse, chunk, embed and store one document of the user",
+             operation_id="ingest", response_model=IngestOut, responses=WRITE)
 async def ingest(body: IngestRequest, user: User, svc: Svc, request: Request) -> dict[str, Any]:
     """Store a document in the user's vector store (``vector.query`` in ``/v1/chat`` and the semantic server)."""
     chunks = await svc.call(_chunks, request.app, svc, create=True)

@@ -1,7 +1,10 @@
 """The FastAPI app of ``memlab serve``: chats, memory, notifications and turns as thin routes over :class:`memlab.app.Memlab`.
 
 Every ``/api`` route needs ``Authorization: Bearer <key>`` (keys from ``memlab users add NAME``); the key decides
-the user, and another user's ids answer 404 exactly like ids that do not exist. Service calls run one at a time
+the user, and another user's ids answer 404 exactly like ids that do not exist. Every error has one body,
+:class:`memlab.serve.errors.ErrorBody` (``{"error": <memlab error class>, "detail": ...}``), and every route
+declares in the OpenAPI each status it can answer; a request body larger than ``max_body_bytes`` is refused
+(413) before it is read. Service calls run one at a time
 on a single worker thread (SQLite has one writer; the FAISS index is not thread-safe), while the background agent
 runs its integrity checks inside the server's lifespan and is drained on shutdown.
 
@@ -15,25 +18,30 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request, Response, status
-from fastapi.responses import JSONResponse
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi import APIRouter, FastAPI, Path, Query, Response, status
 
 from memlab.app import Memlab, open_memlab
 from memlab.config import Settings
-from memlab.errors import BackendError, InvalidInputError, MemlabError, NotFoundError
-from memlab.serve.auth import ApiKeys
+from memlab.errors import BackendError, InvalidInputError, NotFoundError
+from memlab.serve.common import READ, READ_ONE, WRITE, WRITE_ONE, Service, Svc, User
+from memlab.serve.errors import (
+    BodyLimitMiddleware,
+    ConflictError,
+    error_responses,
+    install_error_handlers,
+    max_body_bytes_from_env,
+)
 from memlab.serve.schemas import (
+    CHAT_ID_PATTERN,
+    MAX_ROW_ID,
     ChatCandidate,
     ChatCreate,
     ChatOut,
@@ -45,73 +53,30 @@ from memlab.serve.schemas import (
     MemoryHit,
     MemoryOut,
     MemorySearch,
+    NotificationOut,
     NotificationsOut,
     Resolve,
+    TurnOut,
     TurnRequest,
+    text_query,
 )
 
 __all__ = ["create_app"]
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
-#: Longest a request waits for integrity checks (``wait``) before answering with ``checked: false``.
-WAIT_TIMEOUT_S = 120.0
-
-
-class _Service:
-    """The :class:`Memlab` behind the app, and the single worker thread every service call runs on."""
-
-    def __init__(self, lab: Memlab, *, owns_lab: bool) -> None:
-        self.lab = lab
-        self.owns_lab = owns_lab
-        self.keys = ApiKeys(lab.store.db)
-        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memlab-serve")
-
-    async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.executor, lambda: fn(*args, **kwargs))
-
-    async def wait_checks(self, job_ids: list[int]) -> bool:
-        agent = self.lab.agent
-        if agent is None or not job_ids:
-            return True
-        return await agent.wait_idle(job_ids, timeout=WAIT_TIMEOUT_S)
+#: Path parameters: row ids (``{item_id:int}`` in the route: a path segment that is not digits is another path,
+#: 404; digits beyond SQLite's range: 422) and chat ids.
+ItemId = Annotated[int, Path(ge=1, le=MAX_ROW_ID, description="a memory id")]
+NotificationId = Annotated[int, Path(ge=1, le=MAX_ROW_ID, description="a notification id")]
+ChatIdPath = Annotated[str, Path(pattern=CHAT_ID_PATTERN, description="a chat id (from POST /api/chats)")]
 
 
-def _status_for(exc: MemlabError) -> int:
-    if isinstance(exc, NotFoundError):
-        return status.HTTP_404_NOT_FOUND
-    if isinstance(exc, InvalidInputError):
-        return status.HTTP_422_UNPROCESSABLE_CONTENT
-    if isinstance(exc, BackendError):
-        return status.HTTP_503_SERVICE_UNAVAILABLE
-    return status.HTTP_400_BAD_REQUEST
-
-
-bearer = HTTPBearer(auto_error=False, description="an API key from `memlab users add NAME`")
-
-
-def service(request: Request) -> _Service:
-    """The app's service (a dependency)."""
-    return request.app.state.svc  # type: ignore[no-any-return]
-
-Svc = Annotated[_Service, Depends(service)]
-
-
-async def current_user(
-    svc: Svc, cred: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
-) -> str:
-    """The user of the request's bearer key (401 without a valid one)."""
-    user = None if cred is None else await svc.call(svc.keys.user_for, cred.credentials)
-    if user is None:
-        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "Missing or invalid API key "
-                            "(send 'Authorization: Bearer <key>'; create one with `memlab users add NAME`).",
-                            headers={"WWW-Authenticate": "Bearer"})
-    return user
-
-
-User = Annotated[str, Depends(current_user)]
+def _links(status_code: int, description: str, **links: tuple[str, str, str]) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI links of a response (``name=(operationId, parameter, runtime expression)``): what a client (or a
+    stateful fuzzer) can call next with the id this response returned."""
+    return {status_code: {"description": description, "links": {
+        name: {"operationId": op, "parameters": {param: expr}} for name, (op, param, expr) in links.items()}}}
 
 
 def _lifespan(
@@ -122,7 +87,7 @@ def _lifespan(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         the_lab = lab if lab is not None else open_memlab(db, settings=settings, **open_kwargs)  # type: ignore[arg-type]
-        svc = _Service(the_lab, owns_lab=lab is None)
+        svc = Service(the_lab, owns_lab=lab is None)
         app.state.svc = svc
         if the_lab.agent is not None:
             await the_lab.agent.start()
@@ -145,7 +110,9 @@ router = APIRouter()
 
 
 # ------------------------------------------------------------------ health
-@router.get("/health", response_model=Health, tags=["health"])
+@router.get("/health", response_model=Health, tags=["health"], operation_id="health",
+            responses={503: {"model": Health, "description": "A dependency is down: `status` is `degraded` and "
+                             "`checks` says which."}, **error_responses(413)})
 async def health(svc: Svc, response: Response) -> Health:
     checks = await svc.call(_health_checks, svc.lab)
     ok = all(c["ok"] for c in checks.values())
@@ -154,15 +121,19 @@ async def health(svc: Svc, response: Response) -> Health:
     return Health(status="ok" if ok else "degraded", checks=checks)
 
 # ------------------------------------------------------------------ chats
-@router.post("/api/chats", response_model=ChatOut, status_code=201, tags=["chats"])
+@router.post("/api/chats", response_model=ChatOut, status_code=201, tags=["chats"], operation_id="create_chat",
+             responses={**WRITE, **_links(201, "The new chat.", GetChat=("get_chat", "chat_id", "$response.body#/id"),
+                                          AppendChat=("append_chat", "chat_id", "$response.body#/id"),
+                                          DeleteChat=("delete_chat", "chat_id", "$response.body#/id"))})
 async def create_chat(body: ChatCreate, user: User, svc: Svc) -> ChatOut:
     chat = await svc.call(svc.lab.chats.create, user, body.title, _turns(body.turns))
     return ChatOut.of(chat)
 
-@router.get("/api/chats", tags=["chats"], response_model=ChatSearchOut | list[ChatOut])
+@router.get("/api/chats", tags=["chats"], response_model=ChatSearchOut | list[ChatOut],
+            operation_id="list_or_search_chats", responses=READ)
 async def list_or_search_chats(
     user: User, svc: Svc,
-    q: Annotated[str | None, Query(description="natural-language chat switch, e.g. 'la chat sul viaggio a Tokyo'")] = None,
+    q: text_query(2000, "natural-language chat switch, e.g. 'la chat sul viaggio a Tokyo'") | None = None,  # type: ignore[valid-type]
     k: Annotated[int, Query(ge=1, le=50)] = 5,
 ) -> ChatSearchOut | list[ChatOut]:
     if q is None:
@@ -172,21 +143,27 @@ async def list_or_search_chats(
         ChatCandidate(chat_id=c.id, title=c.title, summary_text=c.summary_text, score=round(float(s), 6))
         for c, s in sw.candidates])
 
-@router.get("/api/chats/{chat_id}", response_model=ChatOut, tags=["chats"])
-async def get_chat(chat_id: str, user: User, svc: Svc) -> ChatOut:
+@router.get("/api/chats/{chat_id}", response_model=ChatOut, tags=["chats"], operation_id="get_chat",
+            responses=READ_ONE)
+async def get_chat(chat_id: ChatIdPath, user: User, svc: Svc) -> ChatOut:
     return ChatOut.of(await svc.call(svc.lab.chats.get, chat_id, user_id=user))
 
-@router.patch("/api/chats/{chat_id}", response_model=ChatOut, tags=["chats"])
-async def append_chat(chat_id: str, body: ChatPatch, user: User, svc: Svc) -> ChatOut:
+@router.patch("/api/chats/{chat_id}", response_model=ChatOut, tags=["chats"], operation_id="append_chat",
+              responses=WRITE_ONE)
+async def append_chat(chat_id: ChatIdPath, body: ChatPatch, user: User, svc: Svc) -> ChatOut:
     return ChatOut.of(await svc.call(svc.lab.chats.append, chat_id, _turns(body.turns), user_id=user))
 
-@router.delete("/api/chats/{chat_id}", status_code=204, tags=["chats"])
-async def delete_chat(chat_id: str, user: User, svc: Svc) -> Response:
+@router.delete("/api/chats/{chat_id}", status_code=204, tags=["chats"], operation_id="delete_chat",
+               response_class=Response, responses=READ_ONE)
+async def delete_chat(chat_id: ChatIdPath, user: User, svc: Svc) -> Response:
     await svc.call(svc.lab.delete_chat, user, chat_id)
     return Response(status_code=204)
 
 # ------------------------------------------------------------------ memory
-@router.post("/api/memory", response_model=MemoryCreated, status_code=201, tags=["memory"])
+@router.post("/api/memory", response_model=MemoryCreated, status_code=201, tags=["memory"], operation_id="add_memory",
+             responses={**WRITE, **_links(201, "The stored version.",
+                                          GetMemory=("get_memory", "item_id", "$response.body#/memory/id"),
+                                          MemoryHistory=("memory_history", "item_id", "$response.body#/memory/id"))})
 async def add_memory(body: MemoryCreate, user: User, svc: Svc) -> MemoryCreated:
     fields = body.model_dump(exclude={"text", "wait"})
     item, job_ids = await svc.call(svc.lab.remember, user, body.text, **fields)
@@ -194,33 +171,38 @@ async def add_memory(body: MemoryCreate, user: User, svc: Svc) -> MemoryCreated:
     count = await svc.call(svc.lab.notifications.count, user)
     return MemoryCreated(memory=MemoryOut.of(item), job_ids=job_ids, checked=checked, notifications_count=count)
 
-@router.get("/api/memory", response_model=list[MemoryOut], tags=["memory"])
+@router.get("/api/memory", response_model=list[MemoryOut], tags=["memory"], operation_id="list_memory",
+            responses=READ)
 async def list_memory(
     user: User, svc: Svc,
     all: Annotated[bool, Query(description="include superseded and deactivated versions")] = False,  # noqa: A002
-    key: str | None = None,
+    key: text_query(512, "only memories of this slot") | None = None,  # type: ignore[valid-type]
     limit: Annotated[int | None, Query(ge=1, le=10_000)] = None,
 ) -> list[MemoryOut]:
     items = await svc.call(svc.lab.store.list, user, key=key, include_inactive=all, limit=limit)
     return [MemoryOut.of(m) for m in items]
 
-@router.post("/api/memory/search", response_model=list[MemoryHit], tags=["memory"])
+@router.post("/api/memory/search", response_model=list[MemoryHit], tags=["memory"], operation_id="search_memory",
+             responses=WRITE)
 async def search_memory(body: MemorySearch, user: User, svc: Svc) -> list[MemoryHit]:
     hits = await svc.call(
         svc.lab.store.search, user, body.query, body.k, include_inactive=body.include_inactive, mode=body.mode
     )
     return [MemoryHit(memory=MemoryOut.of(m), score=round(float(s), 6)) for m, s in hits]
 
-@router.get("/api/memory/{item_id}", response_model=MemoryOut, tags=["memory"])
-async def get_memory(item_id: int, user: User, svc: Svc) -> MemoryOut:
+@router.get("/api/memory/{item_id:int}", response_model=MemoryOut, tags=["memory"], operation_id="get_memory",
+            responses=READ_ONE)
+async def get_memory(item_id: ItemId, user: User, svc: Svc) -> MemoryOut:
     return MemoryOut.of(await svc.call(svc.lab.store.get, _id(item_id), user_id=user))
 
-@router.get("/api/memory/{item_id}/history", response_model=list[MemoryOut], tags=["memory"])
-async def memory_history(item_id: int, user: User, svc: Svc) -> list[MemoryOut]:
+@router.get("/api/memory/{item_id:int}/history", response_model=list[MemoryOut], tags=["memory"],
+            operation_id="memory_history", responses=READ_ONE)
+async def memory_history(item_id: ItemId, user: User, svc: Svc) -> list[MemoryOut]:
     return [MemoryOut.of(m) for m in await svc.call(svc.lab.store.history, _id(item_id), user_id=user)]
 
 # ------------------------------------------------------------------ notifications
-@router.get("/api/notifications", response_model=NotificationsOut, tags=["notifications"])
+@router.get("/api/notifications", response_model=NotificationsOut, tags=["notifications"],
+            operation_id="list_notifications", responses=READ)
 async def list_notifications(
     user: User, svc: Svc, include_resolved: bool = False
 ) -> NotificationsOut:
@@ -233,17 +215,37 @@ async def list_notifications(
 
     return await svc.call(read)
 
-@router.post("/api/notifications/{notification_id}/resolve", tags=["notifications"])
-async def resolve_notification(notification_id: int, body: Resolve, user: User, svc: Svc) -> dict[str, Any]:
-    n = await svc.call(svc.lab.notifications.resolve, _id(notification_id), body.choice, body.note, user_id=user)
-    return n.to_dict()
+@router.post("/api/notifications/{notification_id:int}/resolve", tags=["notifications"], response_model=NotificationOut,
+             operation_id="resolve_notification", responses={**WRITE_ONE, **error_responses(409), **_links(
+                 200, "The resolved notification.", Undo=("undo_notification", "notification_id", "$response.body#/id"))})
+async def resolve_notification(notification_id: NotificationId, body: Resolve, user: User, svc: Svc) -> dict[str, Any]:
+    def resolve() -> dict[str, Any]:
+        n = svc.lab.notifications.get(notification_id, user_id=user)
+        if not n.is_open:
+            raise ConflictError(f"Notification {n.id} is already {n.status.value}; undo it first to change it.")
+        if n.type.value == "contradiction" and body.choice.strip().upper() not in {"A", "B", "C", "D"}:
+            raise ConflictError(f"Notification {n.id} is a contradiction: the choice must be A (keep the first), "
+                                "B (keep the second), C (both are true) or D (neither).")
+        return svc.lab.notifications.resolve(n.id, body.choice, body.note, user_id=user).to_dict()
 
-@router.post("/api/notifications/{notification_id}/undo", tags=["notifications"])
-async def undo_notification(notification_id: int, user: User, svc: Svc) -> dict[str, Any]:
-    return (await svc.call(svc.lab.notifications.undo, _id(notification_id), user_id=user)).to_dict()
+    return await svc.call(resolve)
+
+@router.post("/api/notifications/{notification_id:int}/undo", tags=["notifications"], response_model=NotificationOut,
+             operation_id="undo_notification", responses={**READ_ONE, **error_responses(409), **_links(
+                 200, "The notification, open again.",
+                 Resolve=("resolve_notification", "notification_id", "$response.body#/id"))})
+async def undo_notification(notification_id: NotificationId, user: User, svc: Svc) -> dict[str, Any]:
+    def undo() -> dict[str, Any]:
+        n = svc.lab.notifications.get(notification_id, user_id=user)
+        if n.status.value != "resolved":
+            raise ConflictError(f"Notification {n.id} is {n.status.value}, not resolved: nothing to undo.")
+        return svc.lab.notifications.undo(n.id, user_id=user).to_dict()
+
+    return await svc.call(undo)
 
 # ------------------------------------------------------------------ one assistant turn
-@router.post("/api/turn", tags=["assistant"])
+@router.post("/api/turn", tags=["assistant"], response_model=TurnOut, operation_id="turn",
+             responses={**WRITE, **error_responses(404)})
 async def turn(body: TurnRequest, user: User, svc: Svc) -> dict[str, Any]:
     resp = await svc.call(svc.lab.assistant.respond, user, body.message, chat_id=body.chat_id)
     checked = await svc.wait_checks(list(resp.job_ids)) if body.wait else False
@@ -256,6 +258,7 @@ def create_app(
     *,
     db: str | os.PathLike[str] | None = None,
     settings: Settings | None = None,
+    max_body_bytes: int | None = None,
     **open_kwargs: Any,
 ) -> FastAPI:
     """Build the app over ``lab`` (kept open by the caller) or over a database opened at startup.
@@ -264,13 +267,18 @@ def create_app(
         lab: an open :class:`Memlab`; the app starts and stops its agent but does not close it.
         db: a SQLite path to open with :func:`memlab.app.open_memlab` at startup (closed at shutdown).
         settings: settings for ``db`` (default ``Settings()``).
+        max_body_bytes: largest request body accepted (default ``MEMLAB_MAX_BODY_BYTES``, else 8 MiB); a larger
+            one is answered 413 before it is read.
         **open_kwargs: more :func:`open_memlab` arguments (``embedder``, ``judge``, ``llm``...).
 
     Raises:
-        InvalidInputError: neither or both of ``lab`` and ``db``.
+        InvalidInputError: neither or both of ``lab`` and ``db``; a ``max_body_bytes`` that is not an int >= 1.
     """
     if (lab is None) == (db is None):
         raise InvalidInputError("create_app needs exactly one of 'lab' (an open Memlab) or 'db' (a SQLite path).")
+    limit = max_body_bytes_from_env() if max_body_bytes is None else max_body_bytes
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InvalidInputError(f"The 'max_body_bytes' parameter of create_app must be an int >= 1. Got {limit!r}.")
 
     lifespan = _lifespan(lab, db, settings, open_kwargs)
 
@@ -281,9 +289,9 @@ def create_app(
         lifespan=lifespan,
     )
 
-    @app.exception_handler(MemlabError)
-    async def _memlab_error(request: Request, exc: MemlabError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc), "error": type(exc).__name__}, status_code=_status_for(exc))
+    install_error_handlers(app)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=limit)  # before routing, parsing and authentication
+    app.state.max_body_bytes = limit
 
     app.router.routes.extend(router.routes)  # flat routes: app.routes lists every path
     from memlab.serve.agent_routes import add_agent_routes  # the agent loop: /v1/chat (SSE), /v1/ingest

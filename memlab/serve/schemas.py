@@ -1,63 +1,168 @@
-"""Request and response bodies of ``memlab serve`` (pydantic; they are also the OpenAPI schema at ``/docs``)."""
+"""Request and response bodies of ``memlab serve`` (pydantic; they are also the OpenAPI schema at ``/docs``).
+
+The request schemas state what the server enforces, and pydantic enforces it, so every 422 comes from one place:
+
+- text fields (:func:`text_field`): a length range, at least one visible character and no control characters
+  (U+0000-U+001F other than tab, line feed and carriage return, and U+007F-U+009F), written as a JSON Schema
+  ``pattern`` and checked by a validator with a readable message; a lone surrogate (``"\\ud800"``) is not text
+  and is refused too;
+- integers (:data:`JsonInt`): JSON numbers with no fractional part (``30`` and ``30.0``), never ``true`` or
+  ``"30"``; booleans are JSON booleans only; numbers are finite (no ``NaN``/``Infinity``);
+- ids: row ids are integers in ``[1, 2**63 - 1]``; chat ids match :data:`CHAT_ID_PATTERN`;
+- no field that is not in the schema (``additionalProperties: false``).
+"""
 
 from __future__ import annotations
 
+import math
+import re
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    model_validator,
+)
 
 from memlab.chats import Chat
+from memlab.config import MAX_SOURCE_CHARS, MAX_TEXT_CHARS
 from memlab.records import MemoryItem
 
 __all__ = [
+    "CHAT_ID_PATTERN",
+    "MAX_ROW_ID",
+    "MAX_TURNS_PER_REQUEST",
+    "NO_CONTROL_PATTERN",
+    "TEXT_PATTERN",
     "ChatCreate",
     "ChatOut",
     "ChatPatch",
     "ChatSearchOut",
     "Health",
+    "IngestOut",
+    "JsonInt",
     "MemoryCreate",
     "MemoryOut",
     "MemorySearch",
+    "NotificationOut",
     "NotificationsOut",
     "Resolve",
     "TurnIn",
+    "TurnOut",
     "TurnPart",
     "TurnRequest",
+    "text_field",
+    "text_query",
 ]
 
-_STRICT = ConfigDict(extra="forbid")
+# C0/C1 control characters except tab, line feed, carriage return (memlab._validation refuses the same set).
+_C = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
+# What str.strip() removes, minus the control characters above (str.isspace() characters).
+_WS = r"\t\n\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+#: A text field: at least one visible character, no control characters (JSON Schema / ECMA and Python ``re``).
+TEXT_PATTERN = rf"^[{_WS}]*[^{_WS}{_C}][^{_C}]*$"
+#: A text field that may be blank: no control characters.
+NO_CONTROL_PATTERN = rf"^[^{_C}]*$"
+_TEXT_RE = re.compile(TEXT_PATTERN)
+_NO_CONTROL_RE = re.compile(NO_CONTROL_PATTERN)
+#: Chat ids (the server makes 32 lowercase hex digits; anything else cannot exist).
+CHAT_ID_PATTERN = r"^[0-9A-Za-z_-]{1,128}$"
+#: Largest row id (SQLite's signed 64-bit integers).
+MAX_ROW_ID = 2**63 - 1
+#: Most turns one POST/PATCH of a chat may carry.
+MAX_TURNS_PER_REQUEST = 200
+#: Longest turn (all its parts together) and chat message, as :mod:`memlab.chats` and the assistant enforce.
+MAX_TURN_CHARS = 100_000
+
+_RULE = ("at least one visible character and no control characters (U+0000-U+001F other than tab, line feed "
+         "and carriage return; U+007F-U+009F)")
+
+
+def _visible_text(value: str) -> str:
+    if _TEXT_RE.match(value) is None:
+        raise ValueError(f"must contain {_RULE}")
+    return value
+
+
+def _no_control(value: str) -> str:
+    if _NO_CONTROL_RE.match(value) is None:
+        raise ValueError("must not contain control characters (U+0000-U+001F other than tab, line feed and "
+                         "carriage return; U+007F-U+009F)")
+    return value
+
+
+def text_field(max_chars: int, what: str = "", *, blank: bool = False) -> Any:
+    """``Annotated[str, ...]`` for a text field of at most ``max_chars`` characters (``blank``: may be empty)."""
+    lead = f"{what}: " if what else ""
+    if blank:
+        desc = f"{lead}at most {max_chars} characters; no control characters (tab, line feed, carriage return are fine)."
+        return Annotated[str, Field(max_length=max_chars, description=desc,
+                                    json_schema_extra={"pattern": NO_CONTROL_PATTERN}), AfterValidator(_no_control)]
+    desc = f"{lead}1-{max_chars} characters, with {_RULE}."
+    return Annotated[str, Field(min_length=1, max_length=max_chars, description=desc,
+                                json_schema_extra={"pattern": TEXT_PATTERN}), AfterValidator(_visible_text)]
+
+
+def _json_int(value: Any) -> Any:
+    """JSON integers only: ``30`` or ``30.0``, not ``true``, ``"30"`` or ``30.5`` (pydantic's lax mode takes them)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("must be a JSON integer")
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        raise ValueError("must be a JSON integer (finite, no fractional part)")
+    return value
+
+
+#: An integer field of a JSON body.
+JsonInt = Annotated[int, BeforeValidator(_json_int)]
+#: A confidence: a finite JSON number in [0, 1].
+_Unit = Annotated[float, Field(ge=0.0, le=1.0, strict=True)]
+
+_STRICT = ConfigDict(extra="forbid", allow_inf_nan=False)
+#: The chat id of a body field.
+ChatId = Annotated[str, Field(pattern=CHAT_ID_PATTERN, description="a chat id (from POST /api/chats)")]
 
 
 class TurnPart(BaseModel):
     """One part of a turn (``{"text": ...}``, the chat history shape)."""
 
     model_config = _STRICT
-    text: str = Field(min_length=1)
+    text: text_field(MAX_TURN_CHARS)  # type: ignore[valid-type]
 
 
 class TurnIn(BaseModel):
-    """A chat turn: ``{"role": "user"|"model", "parts": [{"text": ...}], "thinking"?: ...}``."""
+    """A chat turn: ``{"role": "user"|"model", "parts": [{"text": ...}], "thinking"?: ...}``; its parts together
+    hold at most 100000 characters."""
 
     model_config = _STRICT
     role: Literal["user", "model"]
-    parts: list[TurnPart] = Field(min_length=1)
-    thinking: str | None = None
+    parts: list[TurnPart] = Field(min_length=1, max_length=20)
+    thinking: text_field(MAX_TURN_CHARS, "the model's reasoning", blank=True) | None = None  # type: ignore[valid-type]
+
+    @model_validator(mode="after")
+    def _total(self) -> TurnIn:
+        if sum(len(p.text.strip()) for p in self.parts) > MAX_TURN_CHARS:
+            raise ValueError(f"the parts of a turn hold at most {MAX_TURN_CHARS} characters together")
+        return self
 
 
 class ChatCreate(BaseModel):
     """``POST /api/chats``."""
 
     model_config = _STRICT
-    title: str | None = Field(None, min_length=1, max_length=200)
-    turns: list[TurnIn] = Field(default_factory=list)
+    title: text_field(200, "a title (else one is written from the first turns)") | None = None  # type: ignore[valid-type]
+    turns: list[TurnIn] = Field(default_factory=list, max_length=MAX_TURNS_PER_REQUEST)
 
 
 class ChatPatch(BaseModel):
     """``PATCH /api/chats/{id}``: turns appended (compaction happens as in the library)."""
 
     model_config = _STRICT
-    turns: list[TurnIn] = Field(min_length=1)
+    turns: list[TurnIn] = Field(min_length=1, max_length=MAX_TURNS_PER_REQUEST)
 
 
 class ChatOut(BaseModel):
@@ -106,15 +211,15 @@ class MemoryCreate(BaseModel):
     """``POST /api/memory``."""
 
     model_config = _STRICT
-    text: str = Field(min_length=1)
-    key: str | None = None
-    value: str | None = None
-    confidence: float = Field(1.0, ge=0.0, le=1.0)
-    type: str = Field("fact", min_length=1, max_length=64)
-    scope: str = Field("global", min_length=1, max_length=64)
-    project_id: str | None = None
-    source: str | None = None
-    wait: bool = Field(False, description="wait (up to 120 s) for the integrity check before answering")
+    text: text_field(MAX_TEXT_CHARS, "the fact")  # type: ignore[valid-type]
+    key: text_field(512, "slot name; a new value for the same slot becomes a new version") | None = None  # type: ignore[valid-type]
+    value: text_field(MAX_TEXT_CHARS, "the slot value") | None = None  # type: ignore[valid-type]
+    confidence: _Unit = 1.0
+    type: text_field(64, "fact, preference, event ...") = "fact"  # type: ignore[valid-type]
+    scope: text_field(64) = "global"  # type: ignore[valid-type]
+    project_id: text_field(512) | None = None  # type: ignore[valid-type]
+    source: text_field(MAX_SOURCE_CHARS, "provenance") | None = None  # type: ignore[valid-type]
+    wait: StrictBool = Field(False, description="wait (up to 120 s) for the integrity check before answering")
 
 
 class MemoryOut(BaseModel):
@@ -165,9 +270,9 @@ class MemorySearch(BaseModel):
     """``POST /api/memory/search``."""
 
     model_config = _STRICT
-    query: str = Field(min_length=1)
-    k: int = Field(10, ge=1, le=100)
-    include_inactive: bool = False
+    query: text_field(MAX_TEXT_CHARS, "what to look for")  # type: ignore[valid-type]
+    k: JsonInt = Field(10, ge=1, le=100)
+    include_inactive: StrictBool = False
     mode: Literal["hybrid", "dense"] = Field(
         "hybrid", description="hybrid: dense + full-text, reciprocal rank fusion; dense: cosine only"
     )
@@ -180,28 +285,76 @@ class MemoryHit(BaseModel):
     score: float
 
 
+class NotificationOut(BaseModel):
+    """A notification (``Notification.to_dict()``; fields may be added)."""
+
+    model_config = ConfigDict(extra="allow")
+    id: int
+    user_id: str
+    type: str
+    urgency: str
+    content: str
+    payload: dict[str, Any]
+    memory_ids: list[int]
+    status: str
+    actionable: bool
+    created_at: str | None = None
+    read_at: str | None = None
+    shown_at: str | None = None
+    resolved_at: str | None = None
+    choice: str | None = None
+    note: str | None = None
+    source: str | None = None
+
+
 class NotificationsOut(BaseModel):
     """``GET /api/notifications``: the bell (pending count) and the list grouped by urgency."""
 
     count: int
-    by_urgency: dict[str, list[dict[str, Any]]]
+    by_urgency: dict[str, list[NotificationOut]]
 
 
 class Resolve(BaseModel):
     """``POST /api/notifications/{id}/resolve``."""
 
     model_config = _STRICT
-    choice: str = Field(min_length=1, max_length=64, description="A, B, C or D for a contradiction")
-    note: str | None = None
+    choice: text_field(64, "A, B, C or D for a contradiction (a short label such as 'done' for others)")  # type: ignore[valid-type]
+    note: text_field(10_000, "the user's explanation") | None = None  # type: ignore[valid-type]
 
 
 class TurnRequest(BaseModel):
     """``POST /api/turn``: one assistant turn."""
 
     model_config = _STRICT
-    message: str = Field(min_length=1)
+    message: text_field(MAX_TURN_CHARS, "the user's message")  # type: ignore[valid-type]
+    chat_id: ChatId | None = None
+    wait: StrictBool = Field(True, description="wait for this turn's integrity checks before answering")
+
+
+class TurnOut(BaseModel):
+    """``POST /api/turn`` response (:class:`memlab.assistant.AssistantResponse` plus ``checked``)."""
+
+    model_config = ConfigDict(extra="allow")
+    response: str
+    notifications_count: int
+    high_urgency_notifications: list[dict[str, Any]] = Field(default_factory=list)
+    reply: str | None = None
+    medium_offer: dict[str, Any] | None = None
+    resolved: dict[str, Any] | None = None
+    memory_ids: list[int] = Field(default_factory=list)
+    job_ids: list[int] = Field(default_factory=list)
     chat_id: str | None = None
-    wait: bool = Field(True, description="wait for this turn's integrity checks before answering")
+    llm_error: str | None = None
+    kind: str = "chat"
+    switch: dict[str, Any] | None = None
+    checked: bool
+
+
+class IngestOut(BaseModel):
+    """``POST /v1/ingest`` response."""
+
+    ingested: dict[str, Any]
+    chunks_total: int
 
 
 class Health(BaseModel):
@@ -209,3 +362,13 @@ class Health(BaseModel):
 
     status: Literal["ok", "degraded"]
     checks: dict[str, dict[str, Any]]
+
+
+def text_query(max_chars: int, what: str = "") -> Any:
+    """``Annotated[str, Query(...)]`` for a text query parameter (the rules of :func:`text_field`)."""
+    from fastapi import Query
+
+    lead = f"{what}: " if what else ""
+    return Annotated[str, Query(min_length=1, max_length=max_chars, description=f"{lead}1-{max_chars} characters, "
+                                f"with {_RULE}.", json_schema_extra={"pattern": TEXT_PATTERN}),
+                     AfterValidator(_visible_text)]

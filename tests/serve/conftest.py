@@ -13,6 +13,7 @@ pytest.importorskip("fastapi", reason="LOUD SKIP: memlab[serve] (fastapi) is not
 pytest.importorskip("uvicorn", reason="LOUD SKIP: uvicorn is not installed: pip install -e '.[serve]'")
 
 from memlab.app import Memlab, open_memlab  # noqa: E402
+from memlab.config import Settings  # noqa: E402
 from memlab.serve import ApiKeys, create_app  # noqa: E402
 from memlab.serve.runner import ThreadedServer  # noqa: E402
 from memlab.testing import FakeEmbedder, ScriptedJudge  # noqa: E402
@@ -29,9 +30,13 @@ def birthday_judge() -> ScriptedJudge:
     return ScriptedJudge(score)
 
 
+#: No chat model unless a test sets one: the default (a local model when one is installed) is not what these test.
+NO_LLM = Settings(llm_backend="none")
+
+
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[Memlab]:
-    lab = open_memlab(tmp_path / "serve.db", embedder=FakeEmbedder(dim=64), judge=birthday_judge())
+    lab = open_memlab(tmp_path / "serve.db", embedder=FakeEmbedder(dim=64), judge=birthday_judge(), settings=NO_LLM)
     yield lab
     lab.close()
 
@@ -66,7 +71,7 @@ def client_for(server: LiveServer, lab: Memlab) -> Iterator[Callable[[str], http
 @pytest.fixture
 def minilm_server(tmp_path: Path, minilm: Any) -> Iterator[tuple[LiveServer, Memlab]]:
     """The same server over the real packaged MiniLM embedder (semantic chat search needs real vectors)."""
-    lab = open_memlab(tmp_path / "minilm.db", embedder=minilm, judge=birthday_judge())
+    lab = open_memlab(tmp_path / "minilm.db", embedder=minilm, judge=birthday_judge(), settings=NO_LLM)
     live = LiveServer(create_app(lab)).start()
     yield live, lab
     live.stop()

@@ -108,6 +108,7 @@ def test_chat_needs_a_key_a_model_and_a_valid_body(agent_server: ThreadedServer,
     no_llm = client(server, lab, "alice")
     r = no_llm.post("/v1/chat", json={"message": "ciao"})
     assert r.status_code == 503 and "MEMLAB_LLM_BACKEND" in r.json()["detail"]
+    assert r.json()["error"] == "BackendError"
     # a model failure ends the stream with an error event (the fake server answers 500)
     fake.respond("/api/chat", lambda body: 1 / 0)
     events, _ = sse(c, {"message": "ciao"})

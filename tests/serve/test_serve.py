@@ -41,6 +41,7 @@ def test_api_needs_a_valid_bearer_key(server, client_for: Client) -> None:
     with httpx.Client(base_url=server.url) as anon:
         r = anon.get("/api/memory")
         assert r.status_code == 401 and "memlab users add" in r.json()["detail"]
+        assert r.json()["error"] == "AuthenticationError" and r.headers["www-authenticate"] == "Bearer"
         assert anon.get("/api/memory", headers={"Authorization": "Bearer mlk_not-a-key"}).status_code == 401
         assert anon.get("/api/memory", headers={"Authorization": "Basic YWxpY2U6eA=="}).status_code == 401
         assert anon.get("/health").status_code == 200  # /health needs no key
@@ -96,10 +97,13 @@ def test_birthday_contradiction_notification_resolve_and_history(server, client_
     assert c.get("/api/notifications").json()["count"] == 0
     assert c.get(f"/api/memory/{first['memory']['id']}").json()["is_active"] is True
     assert c.get(f"/api/memory/{second['memory']['id']}").json()["is_active"] is False
-    again = c.post(f"/api/notifications/{n['id']}/resolve", json={"choice": "B"})
-    assert again.status_code == 422 and "already resolved" in again.json()["detail"]
+    again = c.post(f"/api/notifications/{n['id']}/resolve", json={"choice": "B"})  # a state conflict: 409
+    assert again.status_code == 409 and again.json()["error"] == "ConflictError"
+    assert "already resolved" in again.json()["detail"]
     undone = c.post(f"/api/notifications/{n['id']}/undo").json()
     assert undone["status"] != "resolved" and c.get(f"/api/memory/{second['memory']['id']}").json()["is_active"]
+    twice = c.post(f"/api/notifications/{n['id']}/undo")
+    assert twice.status_code == 409 and "nothing to undo" in twice.json()["detail"]
 
 
 def test_version_history_seed_004(server, client_for: Client) -> None:
@@ -142,6 +146,7 @@ def test_other_users_ids_are_404_everywhere(server, client_for: Client, lab: Mem
         bob.post("/api/turn", json={"message": "ciao", "chat_id": chat["id"]}),
     ]
     assert [r.status_code for r in attempts] == [404] * len(attempts)
+    assert {r.json()["error"] for r in attempts[:-1]} == {"NotFoundError"}
     unknown = bob.get("/api/memory/999999")
     assert attempts[3].json()["detail"].split()[0:2] == unknown.json()["detail"].split()[0:2]  # same wording
     assert bob.get("/api/memory").json() == [] and bob.get("/api/chats").json() == []
@@ -168,12 +173,14 @@ def test_bad_bodies_get_422_and_nothing_is_written(server, client_for: Client, l
         c.post("/api/turn", json={"message": ""}),
     ]
     assert [r.status_code for r in bad] == [422] * len(bad), [r.text[:200] for r in bad]
-    assert all(r.json()["detail"] for r in bad)
+    assert all(r.json()["error"] == "InvalidInputError" and r.json()["detail"] for r in bad)
     assert "control" in bad[4].json()["detail"].lower()
+    assert bad[0].json()["errors"][0]["loc"] == ["body", "text"]  # one error model: each field that failed
+    assert "a" * 100 not in bad[5].text and len(bad[5].content) < 2000  # the input is never echoed
     assert c.get("/api/memory").json() == [] and c.get("/api/chats").json() == []
     assert c.get("/api/memory/999").status_code == 404
-    assert c.get(f"/api/memory/{2**63}").status_code == 404  # beyond SQLite's ids: not a 500
-    assert c.get("/api/memory/abc").status_code == 422
+    assert c.get(f"/api/memory/{2**63}").status_code == 422  # beyond SQLite's ids: the schema's maximum, not a 500
+    assert c.get("/api/memory/abc").status_code == 404  # not an id: another path (none), documented as 404
 
 
 def test_100_concurrent_requests_from_4_clients_lose_nothing(server, client_for: Client) -> None:
