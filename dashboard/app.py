@@ -17,6 +17,9 @@ from pathlib import Path
 
 import streamlit as st
 
+from memlab.process import configure_process
+
+configure_process()  # the dashboard owns its process (OpenMP threads sleep while they wait: memlab.process)
 sys.path.insert(0, str(Path(__file__).parent))
 
 from common import header_with_bell, login_gate, sidebar  # noqa: E402

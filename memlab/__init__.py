@@ -11,15 +11,7 @@ Quickstart:
 
 from __future__ import annotations
 
-import os as _os
-
-# OpenMP worker threads sleep instead of spinning while they wait. Two memlab processes on one machine (a dashboard
-# and a CLI, an API and an MCP server) otherwise slow each other's e5 embeddings down ~3.5x on 2 cores
-# (eval/experiments/e5_two_processes.py). Set before the embedder's (and torch's) OpenMP runtime starts; an
-# explicit OMP_WAIT_POLICY in the environment wins.
-_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-from memlab.app import Memlab, open_memlab  # noqa: E402
+from memlab.app import Memlab, open_memlab
 from memlab.config import Settings
 from memlab.embedding import load_embedder
 from memlab.errors import (

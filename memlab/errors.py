@@ -77,10 +77,9 @@ class UnknownComponentError(MemlabError, LookupError):
 class MissingDependencyError(MemlabError, ImportError):
     """An optional dependency is missing; the message gives the install command."""
 
-    def __init__(self, package: str, extra: str) -> None:
-        super().__init__(
-            f"This feature needs the optional package {package!r}. Install it with: pip install 'memlab[{extra}]'"
-        )
+    def __init__(self, package: str, extra: str, *, detail: str = "") -> None:
+        message = f"This feature needs the optional package {package!r}. Install it with: pip install 'memlab[{extra}]'"
+        super().__init__(f"{message}. {detail}" if detail else message)
         self.package = package
         self.extra = extra
 

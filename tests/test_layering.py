@@ -6,7 +6,8 @@ Research code (judge training, augmentation, calibration, benchmarks) lives in `
 only the artefacts it ships (weights, calibration files).
 
 The graph is read statically from every module's source (``ast``), so a test fails on the offending line, not on
-whatever import order a test run happens to use.
+whatever import order a test run happens to use. The cycle check reads every import that runs: module-level and
+inside functions (a lazy import only delays a cycle), not those under ``if TYPE_CHECKING:`` (never executed).
 """
 
 from __future__ import annotations
@@ -77,15 +78,42 @@ def _imports(name: str, path: Path, *, top_level_only: bool) -> list[tuple[str, 
     return out
 
 
+def _runtime_imports(name: str, path: Path) -> list[tuple[str, int]]:
+    """``(imported module, line)`` for every import in ``path`` that can run: module-level, inside functions and
+    classes, but not under ``if TYPE_CHECKING:`` (its ``else`` branch does run)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: list[tuple[str, int]] = []
+    todo: list[ast.AST] = [_parse(path)]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            todo.extend(node.orelse)
+            continue
+        if isinstance(node, ast.Import):
+            out += [(a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            out.append((mod, node.lineno))
+            out += [(f"{mod}.{a.name}", node.lineno) for a in node.names]  # `from pkg import submodule`
+        todo.extend(ast.iter_child_nodes(node))
+    return sorted(out, key=lambda t: t[1])
+
+
 def _in(name: str, prefixes: tuple[str, ...]) -> bool:
     return any(name == p or name.startswith(p + ".") for p in prefixes)
 
 
-def _top_level_graph() -> dict[str, set[str]]:
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the memlab modules it imports at run time (function-level imports included, TYPE_CHECKING not)."""
     mods = _modules()
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for name, path in mods.items():
-        for target, _ in _imports(name, path, top_level_only=True):
+        for target, _ in _runtime_imports(name, path):
             if target in mods and target != name:
                 graph[name].add(target)
     return graph
@@ -148,10 +176,34 @@ def test_cycle_finder_finds_a_cycle() -> None:
 
 
 def test_no_import_cycles_between_modules() -> None:
-    graph = _top_level_graph()
+    graph = _import_graph()
     # Edges between a package and its own submodules are how packages re-export; drop them, keep the rest.
     pruned = {a: {b for b in bs if not _is_package_edge(a, b)} for a, bs in graph.items()}
-    assert _cycles(pruned) == []
+    cycles = _cycles(pruned)
+    where = [
+        f"{a} -> {b} ({_modules()[a].relative_to(ROOT.parent)}:{line})"
+        for comp in cycles
+        for a in comp
+        for b, line in _runtime_imports(a, _modules()[a])
+        if b in comp and b in pruned[a]
+    ]
+    assert cycles == [], where
+
+
+def test_cycle_check_reads_lazy_imports_but_not_type_checking(tmp_path: Path) -> None:
+    """An import inside a function is an edge of the cycle check (a lazy import only delays the cycle); one under
+    ``if TYPE_CHECKING:`` is not (it never runs), while its ``else`` branch is."""
+    src = tmp_path / "m.py"
+    src.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from memlab.a import A\nelse:\n    import memlab.b\n"
+        "def f():\n    from memlab.c import g\n"
+        "class K:\n    def m(self):\n        from . import d\n",
+        encoding="utf-8",
+    )
+    found = _runtime_imports("memlab.x.m", src)
+    assert ("memlab.b", 5) in found and ("memlab.c", 7) in found and ("memlab.x.d", 10) in found
+    assert not [t for t, _ in found if t.startswith("memlab.a")]
 
 
 def test_runtime_never_imports_the_lab() -> None:

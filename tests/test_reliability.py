@@ -283,12 +283,23 @@ def test_a_wedding_anniversary_is_not_a_wedding_date() -> None:
 
 @pytest.mark.subprocess
 def test_openmp_threads_do_not_spin_unless_the_user_says_so() -> None:
-    """Item 4: two processes embedding with e5 at once slowed each other ~3.5x (spinning OpenMP threads)."""
-    code = "import os, memlab; print(os.environ['OMP_WAIT_POLICY'])"
+    """Two processes embedding with e5 at once slowed each other ~3.5x (spinning OpenMP threads): a process memlab
+    owns (the CLI) sets OMP_WAIT_POLICY=PASSIVE unless the environment says otherwise; importing memlab changes
+    nothing in the host process's environment."""
     env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-    out = subprocess.run([sys.executable, "-c", code], env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True,
-                         text=True, timeout=120)
-    assert out.stdout.strip() == "PASSIVE", out.stderr
-    mine = subprocess.run([sys.executable, "-c", code], env={**env, "PYTHONPATH": str(ROOT), "OMP_WAIT_POLICY": "ACTIVE"},
-                          capture_output=True, text=True, timeout=120)
-    assert mine.stdout.strip() == "ACTIVE", mine.stderr
+    env["PYTHONPATH"] = str(ROOT)
+
+    def run(code: str, **extra: str) -> str:
+        out = subprocess.run([sys.executable, "-c", code], env={**env, **extra}, capture_output=True, text=True,
+                             timeout=120)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.strip()
+
+    imported = "import os, memlab, memlab.cli.main, memlab.serve.app; print(os.environ.get('OMP_WAIT_POLICY'))"
+    assert run(imported) == "None"
+    cli = ("import contextlib, io, os\nfrom memlab.cli.main import main\n"
+           "with contextlib.redirect_stdout(io.StringIO()):\n    main([])\nprint(os.environ.get('OMP_WAIT_POLICY'))")
+    assert run(cli) == "PASSIVE"
+    assert run(cli, OMP_WAIT_POLICY="ACTIVE") == "ACTIVE"
+    dashboard = (ROOT / "dashboard" / "app.py").read_text(encoding="utf-8")
+    assert dashboard.index("configure_process()") < dashboard.index("from common import")

@@ -1,7 +1,8 @@
 """Two processes embedding with e5 at once: 40 single-text embeds each, alone and side by side.
 
-Run: `python eval/experiments/e5_two_processes.py` (it starts the child processes itself). memlab sets
-OMP_WAIT_POLICY=PASSIVE on import; the script also runs the children with ACTIVE to show what that avoids.
+Run: `python eval/experiments/e5_two_processes.py` (it starts the child processes itself). The processes memlab
+owns (the CLI, ``memlab serve``, the dashboard) set OMP_WAIT_POLICY=PASSIVE at start (memlab.process); the script
+also runs the children with ACTIVE to show what that avoids.
 2026-11-25, idle 2-core machine, two runs: ACTIVE alone 0.85-0.97 s, side by side 3.8-5.9 s; PASSIVE alone
 0.96-1.00 s, side by side 1.4-1.7 s (OMP_NUM_THREADS=1: alone 1.6 s, side by side 1.3-1.6 s). The default judge
 (torch) scored 300 SNLI pairs at 128 pairs/s with ACTIVE and 120 with PASSIVE in one run each.

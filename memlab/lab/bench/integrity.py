@@ -47,7 +47,6 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from memlab.lab.bench.corpus import fact_corpus
+from memlab.lab.bench.integrity_layout import embed_corpus, latency_stats, random_unit, user_layout
 
 __all__ = ["BACKENDS", "IntegrityBenchResult", "compare_markdown", "run_integrity_bench"]
 
@@ -121,20 +121,6 @@ class IntegrityBenchResult:
         return Path(out_dir)
 
 
-def _stats(xs: list[float]) -> dict[str, float]:
-    a = np.asarray(xs, dtype=np.float64) if xs else np.asarray([np.nan])
-    return {"p50": float(np.percentile(a, 50)), "p95": float(np.percentile(a, 95)), "mean": float(a.mean())}
-
-
-def _random_unit(n: int, dim: int, seed: int, chunk: int = 100_000) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    out = np.empty((n, dim), dtype=np.float32)
-    for s in range(0, n, chunk):
-        v = rng.standard_normal((min(chunk, n - s), dim), dtype=np.float32)
-        out[s : s + len(v)] = v / np.linalg.norm(v, axis=1, keepdims=True)
-    return out
-
-
 def _compare_indexes(vecs: np.ndarray, queries: np.ndarray, factories: list[str], label: str, seed: int,
                      k: int = 10) -> list[dict[str, Any]]:
     import faiss
@@ -176,7 +162,7 @@ def _compare_indexes(vecs: np.ndarray, queries: np.ndarray, factories: list[str]
         if exact is None:
             exact = got_all
         recall = float(np.mean([len(set(a.tolist()) & set(b.tolist())) / k for a, b in zip(got_all, exact, strict=True)]))
-        st = _stats(lat)
+        st = latency_stats(lat)
         rows.append({"vectors": label, "n": n, "factory": fac, "build_s": build, "p50_ms": st["p50"],
                      "p95_ms": st["p95"], "recall_at_10": recall})
         del idx
@@ -242,41 +228,6 @@ def _release_freed_memory() -> None:
         pass
 
 
-def _embed_corpus(emb: Any, texts: list[str], res: IntegrityBenchResult, rss_mb: Callable[[], float]) -> Any:
-    """The corpus' real vectors (the embedding timed into ``res``), after one warm-up call."""
-    emb.embed(["warm-up"])
-    t = time.perf_counter()
-    real_vecs = emb.embed(texts)
-    res.figures["store_embed_s (unique texts, cached)"] = time.perf_counter() - t
-    res.figures["rss_mb_before_store"] = rss_mb()
-    return real_vecs
-
-
-def user_layout(
-    n: int, users: int, texts: list[str], real_vecs: Any, dim: int, seed: int
-) -> Iterator[tuple[str, list[str], Any, bool, int]]:
-    """The many-user bench store, user by user: ``(user, texts, vectors, real, rows so far)``.
-
-    ``n`` memories over ``users`` users (``user-00000`` ...; sizes differ by at most one); the first users, whole,
-    hold the corpus' real ``texts`` with their embedded ``real_vecs`` (``real`` True), the others corpus texts with
-    seeded random unit vectors (filler). Both backends' benches build the same store from it.
-    """
-    per = [n // users + (1 if u < n % users else 0) for u in range(users)]
-    rng = np.random.default_rng(seed + 7)
-    done = 0
-    for u, count in enumerate(per):
-        if count == 0:
-            continue
-        if done + count <= len(texts):
-            vecs, utexts, real = real_vecs[done : done + count], texts[done : done + count], True
-        else:
-            vecs, real = _random_unit(count, dim, int(rng.integers(2**31))), False
-            start = done % len(texts)
-            utexts = (texts[start:] + texts * (count // len(texts) + 1))[:count]
-        done += count
-        yield f"user-{u:05d}", utexts, vecs, real, done
-
-
 def _multi_user_store(emb: Any, path: Path, texts: list[str], res: IntegrityBenchResult, users: int,
                       store_index: str, seed: int) -> tuple[Any, list[str]]:
     """A real store of ``res.n`` memories over ``users`` users: real embedded ``texts`` first (whole users), the
@@ -284,7 +235,7 @@ def _multi_user_store(emb: Any, path: Path, texts: list[str], res: IntegrityBenc
     from memlab.index import FaissIndex
     from memlab.store import MemoryStore
 
-    real_vecs = _embed_corpus(emb, texts, res, _rss_mb)
+    real_vecs = embed_corpus(emb, texts, res, _rss_mb)
 
     def open_store() -> Any:
         idx = FaissIndex(emb.dim) if store_index == "global" else None
@@ -379,7 +330,7 @@ def _time_checks(emb: Any, store: Any, checker: Any, new_texts: list[str], res: 
                           "n_judged": r.n_judged,
                           "has_contradiction": bool(r.has_contradiction)})
     elapsed = time.perf_counter() - t_all - sum(lat["faiss"]) / 1000  # the extra FAISS probe is not product work
-    res.stages = {k: _stats(v) for k, v in lat.items() if v}
+    res.stages = {k: latency_stats(v) for k, v in lat.items() if v}
     res.figures["facts_per_s (embed+add+check)"] = len(new_texts) / elapsed if elapsed > 0 else float("nan")
     res.figures["mean_candidates"] = float(np.mean(n_cands)) if n_cands else 0.0
     res.figures["mean_judged_pairs"] = float(np.mean(n_judged)) if n_judged else 0.0
@@ -394,8 +345,8 @@ def _random_indexes(emb: Any, res: IntegrityBenchResult, factories: list[str], s
     n, store_n = res.n, res.store_n
     notes.append(f"FAISS at N={n:,}: RANDOM unit vectors (seed {seed}), not embedded texts; the real-store "
                  f"stages above use N={store_n:,} real memories.")
-    rnd = _random_unit(n, emb.dim, seed)
-    q_rnd = _random_unit(res.n_queries, emb.dim, seed + 1)
+    rnd = random_unit(n, emb.dim, seed)
+    q_rnd = random_unit(res.n_queries, emb.dim, seed + 1)
     res.indexes += _compare_indexes(rnd, q_rnd, factories, "random unit", seed)
     flat = [r for r in res.indexes if r["vectors"] == "random unit" and r["factory"] == "Flat"]
     if flat:

@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from memlab.lab.bench.integrity_layout import embed_corpus, latency_stats, random_unit, user_layout
+
 __all__ = ["HNSW_SETTINGS", "PgBench", "recall_at_k", "server_memory_mb"]
 
 #: (ef_search, iterative_scan) pairs measured after the HNSW build.
@@ -130,12 +132,11 @@ class PgBench:
     # ------------------------------------------------------------------ fill
     def fill(self, texts: list[str], rss_mb: Callable[[], float]) -> tuple[Any, list[str]]:
         """Bulk-load ``res.n`` memories over the users (HNSW left out); returns the store and the real users."""
-        from memlab.lab.bench.integrity import _embed_corpus, user_layout
         from memlab.store.postgres import PostgresStore
 
         res, emb, users = self.res, self.emb, self.users
         n = res.n
-        real_vecs = _embed_corpus(emb, texts, res, rss_mb)
+        real_vecs = embed_corpus(emb, texts, res, rss_mb)
         self.store = store = PostgresStore(self.dsn, embedder=emb)
         res.figures["pgvector"] = store.vector_version
         real_users: list[str] = []
@@ -188,8 +189,6 @@ class PgBench:
     def hnsw(self, real_queries: np.ndarray, real_users: list[str], rss_mb: Callable[[], float],
              settings: tuple[tuple[int, str], ...] = HNSW_SETTINGS) -> None:
         """Build the HNSW index, then recall@10 vs exact (and latency) per setting, and add with HNSW in place."""
-        from memlab.lab.bench.integrity import _random_unit, _stats
-
         store, res = self.store, self.res
         n_q = len(real_queries)
         self.log(f"building the HNSW index on {res.n:,} vectors (maintenance_work_mem {self.maintenance_work_mem})")
@@ -198,14 +197,14 @@ class PgBench:
         self.memory("hnsw_built", rss_mb)
         sets = [("real", real_queries, real_users)]
         if self.filler_users:
-            sets.append(("random", _random_unit(n_q, self.emb.dim, self.seed + 11), self.filler_users))
+            sets.append(("random", random_unit(n_q, self.emb.dim, self.seed + 11), self.filler_users))
         defaults = (store.ef_search, store.iterative_scan)
         for label, queries, users in sets:
             who = [users[i % len(users)] for i in range(n_q)]
             for _ in range(3):  # warm the caches
                 store.search_by_vector(who[0], queries[0], 10, mode="exact")
             exact, ms = _timed_searches(store, who, queries, "exact")
-            st = _stats(ms)  # the exact search alone, queries back to back (the checks interleave other work)
+            st = latency_stats(ms)  # the exact search alone, queries back to back (the checks interleave other work)
             res.indexes.append({
                 "vectors": f"pg {label} ({len(users)} users)", "n": res.n, "factory": "PostgreSQL exact (user_id index)",
                 "build_s": 0.0, "p50_ms": st["p50"], "p95_ms": st["p95"], "recall_at_10": 1.0,
@@ -217,7 +216,7 @@ class PgBench:
                 store.search_by_vector(who[0], queries[0], 10, mode="hnsw")
                 got, ms = _timed_searches(store, who, queries, "hnsw")
                 plain, ties = recall_at_k(exact, got)
-                st = _stats(ms)
+                st = latency_stats(ms)
                 res.indexes.append({
                     "vectors": f"pg {label} ({len(users)} users)", "n": res.n,
                     "factory": f"pgvector HNSW ef_search={ef} iterative_scan={scan}",
@@ -230,12 +229,12 @@ class PgBench:
         store.ef_search, store.iterative_scan = defaults
         # one add with the HNSW index in place (the checks above ran before it was built)
         add_ms = []
-        vecs = _random_unit(n_q, self.emb.dim, self.seed + 13)
+        vecs = random_unit(n_q, self.emb.dim, self.seed + 13)
         for i, v in enumerate(vecs):
             t = time.perf_counter()
             store.add(real_users[i % len(real_users)], f"hnsw add probe {i}", embedding=v)
             add_ms.append((time.perf_counter() - t) * 1000)
-        res.stages["store_add (HNSW in place)"] = _stats(add_ms)
+        res.stages["store_add (HNSW in place)"] = latency_stats(add_ms)
 
 
 def _timed_searches(
