@@ -43,10 +43,13 @@ class Settings(BaseSettings):
     """A contradiction is reported only at confidence >= this (0.78: the best DECODE dev-dialogue F1 whose dev
     false-contradiction rate is <= 0.10 and whose rate on RCT-like dev dialogues (``dev-rct``) is <= 0.10, chosen by
     ``memlab tune-detector --rct-split dev-rct`` with the shipped judge and the bounded judge work below)."""
-    integrity_judge_medium_threshold: float = Field(0.9, ge=0.0, le=1.0)
+    integrity_judge_medium_threshold: float = Field(0.85, ge=0.0, le=1.0)
     """A contradiction found by the judge alone (no structured value, slot or rule behind it) is never HIGH: it is
     MEDIUM (offered after the reply) at this probability or more, LOW (only in the bell) between
-    ``integrity_confidence_threshold`` and this. Chosen on LoCoMo dev replays (``memlab eval alarms --split dev``)."""
+    ``integrity_confidence_threshold`` and this. Chosen on the LoCoMo dev replay with its plants (``memlab eval
+    alarms --split dev --plants datasets/locomo_plants/dev.jsonl``): the value with the most planted contradictions
+    caught whose false alarms stay within 3 per 100 messages, 1 HIGH per 100 and 15% of the decoys (0.78 alarms on
+    21% of the decoys)."""
     integrity_judge_needs_cue: bool = True
     """A judge-only verdict is reported only when something in the two texts could make them exclusive (a negation
     or an absolute on one side, two different dates/numbers/places/names, opposite words:

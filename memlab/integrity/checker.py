@@ -161,7 +161,7 @@ class IntegrityConfig(BaseModel):
     max_attribute_candidates: int = Field(50, ge=0)
     max_judged_pairs: int | None = Field(4, ge=1)
     judge_after_hit: bool = False
-    judge_medium_threshold: float = Field(0.9, ge=0.0, le=1.0)
+    judge_medium_threshold: float = Field(0.85, ge=0.0, le=1.0)
     judge_needs_cue: bool = True
     judge_no_cue_threshold: float = Field(0.94, ge=0.0, le=1.0)
 
@@ -226,7 +226,7 @@ class SemanticIntegrityChecker:
                 "exhaustive": settings.integrity_check_exhaustive,
                 "max_judged_pairs": getattr(settings, "integrity_max_judged_pairs", 4),
                 "judge_after_hit": getattr(settings, "integrity_judge_after_hit", False),
-                "judge_medium_threshold": getattr(settings, "integrity_judge_medium_threshold", 0.9),
+                "judge_medium_threshold": getattr(settings, "integrity_judge_medium_threshold", 0.85),
                 "judge_needs_cue": getattr(settings, "integrity_judge_needs_cue", True),
                 "judge_no_cue_threshold": getattr(settings, "integrity_judge_no_cue_threshold", 0.94),
                 "similarity_threshold": settings.similarity_threshold,
