@@ -427,11 +427,12 @@ class RuleExtractor:
         )
 
     def _cap_plain(self, facts: list[Fact]) -> list[Fact]:
-        """At most ``max_plain_facts`` plain free facts (the most content words first; order kept)."""
+        """At most ``max_plain_facts`` plain free facts (the most confident first — a fact holding a date, place or
+        number of the user is — then the most content words; order kept)."""
         plain = [i for i, f in enumerate(facts) if f.key is None and f.rule != "count" and f.type != "preference"]
         if self.max_plain_facts is None or len(plain) <= self.max_plain_facts:
             return facts
-        ranked = sorted(plain, key=lambda i: (-len(keywords(facts[i].content)), i))
+        ranked = sorted(plain, key=lambda i: (-facts[i].confidence, -len(keywords(facts[i].content)), i))
         drop = set(ranked[self.max_plain_facts:])
         return [f for i, f in enumerate(facts) if i not in drop]
 

@@ -25,7 +25,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memlab.entities import Entity, EntityKind
+from memlab.entities import STABLE_ATTRIBUTES, Entity, EntityKind
 from memlab.records import ConflictType
 from memlab.text import is_question, split_clauses, split_sentences
 
@@ -610,6 +610,30 @@ _ANTONYMS: tuple[tuple[str, str], ...] = (
 _ABSOLUTE = re.compile(r"\b(?:never|always|every (?:day|night|morning|week)|no longer|not anymore|not any more|ever since|"
                        r"only|mai|sempre|ogni (?:giorno|sera|mattina)|non più|soltanto)\b|从不|从来|总是|每天|再也", re.I)
 _EXCLUSIVE_KINDS = (EntityKind.DATE, EntityKind.NUMBER, EntityKind.PLACE, EntityKind.NAME)
+#: attributes that hold one value per person at a time (a generic ``date`` of "yesterday I went to ..." does not:
+#: two events have two dates)
+_ONE_VALUE = STABLE_ATTRIBUTES | {"exam", "move", "graduation"}
+
+
+def differing_values(old: Facts, new: Facts) -> tuple[Entity, Entity] | None:
+    """Two values of one named attribute that differ (a date, number, place or name: "L'esame di diritto è il 20
+    giugno" / "... il 3 luglio", both ``exam``), or ``None``. With a judge's contradiction verdict on the pair, that
+    is a conflict of structure (the checker makes it HIGH and names both values).
+
+    Example:
+        >>> from memlab.entities import extract_entities
+        >>> def f(t): return summarise(t, tuple(extract_entities(t)), None)
+        >>> x, y = differing_values(f("L'esame di diritto è il 20 giugno"), f("L'esame di diritto è il 3 luglio"))
+        >>> x.attribute, x.text, y.text
+        ('exam', '20 giugno', '3 luglio')
+    """
+    for x in old.entities:
+        if x.kind not in _EXCLUSIVE_KINDS or x.attribute not in _ONE_VALUE:
+            continue
+        for y in new.entities:
+            if y.kind is x.kind and y.attribute == x.attribute and x.subject == y.subject and not x.same_value(y):
+                return x, y
+    return None
 
 
 def exclusive_cue(old: Facts, new: Facts) -> str | None:
