@@ -8,15 +8,15 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install eval test test-fast dashboard bench clean
+.PHONY: install eval test test-fast dashboard docs bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install $(PIP_FLAGS) --upgrade pip
-	$(PY) -m pip install $(PIP_FLAGS) -c constraints.txt -e '.[all,dev]'
+	$(PY) -m pip install $(PIP_FLAGS) -c constraints.txt -e '.[all,dev,pgserver,bench]'
 	@touch $(STAMP)
 
-install: $(STAMP)  ## create .venv and install memlab with every extra the jobs need
+install: $(STAMP)  ## create .venv and install memlab with every extra the jobs and tests need (PostgreSQL + pgvector, mem0 included)
 
 eval: $(STAMP)  ## run the benchmark suite on the offline default and print the results table
 	$(VENV)/bin/memlab eval suite --out runs/suite
@@ -34,6 +34,9 @@ test-fast: $(STAMP)  ## the one-minute inner loop: every test that loads no real
 
 dashboard: $(STAMP)  ## start the Streamlit demo (loopback only; see README "Dashboard")
 	$(VENV)/bin/streamlit run dashboard/app.py --server.address 127.0.0.1
+
+docs: $(STAMP)  ## serve the docs site on http://127.0.0.1:8000 (live reload; CI runs `mkdocs build --strict`)
+	DISABLE_MKDOCS_2_WARNING=true NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve -a 127.0.0.1:8000
 
 bench: $(STAMP)  ## store throughput benchmark (10k items)
 	$(VENV)/bin/memlab bench store --memories 10000
