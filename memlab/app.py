@@ -233,7 +233,8 @@ def open_memlab(
         settings: defaults to ``Settings()`` (reads ``MEMLAB_*``; build it once, at the edge).
         embedder: an Embedder or a name; default: the embedder the database was built with, else ``settings.embedder``.
         judge: a Judge or a name for :func:`memlab.judges.load_judge`; default ``settings.judge``.
-        llm: a chat model; default: ``settings.llm_backend`` (none → the explicit "no model" marker).
+        llm: a chat model; default: ``settings.llm_backend`` (none → the explicit "no model" marker; the default
+            ``auto`` → the in-process llama.cpp model when ``memlab[llm-local]`` is installed, for the replies only).
         lang: language of user-facing texts; default ``settings.lang``. When neither sets one, each user gets the
             texts of a turn in the language of their own messages (``Assistant(detect_user_lang=True)``), the
             settings' default when that cannot be told.
@@ -251,10 +252,14 @@ def open_memlab(
     settings = settings or Settings()
     if embedder is None or isinstance(embedder, str):
         embedder = resolve_embedder(embedder or stored_embedder_name(path), settings=settings)
+    reply_only = False
     if llm is None and settings.llm_backend != "none":
         from memlab.llm import load_llm
 
         llm = load_llm(settings)
+        # the implicit default (auto: the packaged SmolLM2-135M when memlab[llm-local] is installed) writes the
+        # replies only; extraction and summaries keep the offline rules it does not beat (docs/llm-local.md)
+        reply_only = llm is not None and settings.llm_backend == "auto"
     judge_obj = None
     if checks:  # a bad judge is refused before the database is touched
         from memlab.judges import resolve_judge
@@ -267,7 +272,7 @@ def open_memlab(
     store = MemoryStore(path, embedder=embedder, max_text_chars=settings.max_text_chars, reembed=reembed)
     notifications = NotificationService(store)
     summarizer = None
-    if llm is not None:  # with a model, compaction summaries and chat themes (and so titles) are written by it
+    if llm is not None and not reply_only:  # with a model, compaction summaries and chat themes (and so titles) are written by it
         from memlab.chats import ExtractiveSummarizer, LLMSummarizer
 
         summarizer = LLMSummarizer(llm, fallback=ExtractiveSummarizer(embedder))
@@ -278,7 +283,12 @@ def open_memlab(
 
         checker = SemanticIntegrityChecker(store, judge_obj, settings)
         agent = BackgroundAgent(store, checker, notifications)
-    assistant = Assistant(store, notifications=notifications, agent=agent, llm=llm, chats=chats,
+    ingestor = None
+    if reply_only:
+        from memlab.assistant import default_ingestor
+
+        ingestor = default_ingestor(store, lang=lang or settings.lang)
+    assistant = Assistant(store, notifications=notifications, agent=agent, llm=llm, chats=chats, ingestor=ingestor,
                           lang=lang or settings.lang,
                           detect_user_lang=lang is None and "lang" not in settings.model_fields_set)
     return Memlab(store=store, notifications=notifications, chats=chats, checker=checker, agent=agent,

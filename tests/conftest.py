@@ -10,6 +10,9 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The default llm_backend "auto" runs the in-process llama.cpp model (memlab[llm-local]) wherever memlab is opened
+# without a model: doctests, notebooks, CLI subprocesses. The suite runs without one; real-model tests opt in.
+os.environ["MEMLAB_LLM_BACKEND"] = "none"
 
 # Temporary folders in RAM when the machine has /dev/shm: the tests open ~450 real SQLite files, and a commit there
 # costs ~0.3 ms instead of ~6 ms of disk fsync. The files are still real SQLite files (and survive a killed process
@@ -28,10 +31,15 @@ _SEED = int(os.environ.get("MEMLAB_TEST_SEED", "0"))
 
 @pytest.fixture(autouse=True)
 def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Strip MEMLAB_* variables so tests never depend on the caller's shell."""
+    """Strip MEMLAB_* variables so tests never depend on the caller's shell.
+
+    ``MEMLAB_LLM_BACKEND=none``: the default ``auto`` would give every ``open_memlab`` the in-process llama.cpp
+    model when ``memlab[llm-local]`` is installed; tests that want the real model opt in (marked ``model``).
+    """
     for k in list(os.environ):
         if k.startswith("MEMLAB_"):
             monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("MEMLAB_LLM_BACKEND", "none")
 
 
 @pytest.fixture
@@ -72,6 +80,7 @@ _MODEL_ENTRY_POINTS = (
     ("memlab.embedding.sentence_transformers", "SentenceTransformerEmbedder", "_encode"),
     ("memlab.embedding.e5", "E5Embedder", "encode_raw"),
     ("memlab.judges.hf", "HFJudge", "logits"),
+    ("memlab.llm.llamacpp", "LlamaCppLLM", "_complete_once"),
 )
 
 

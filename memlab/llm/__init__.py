@@ -1,6 +1,7 @@
-"""Optional LLM backends: Ollama and any OpenAI-compatible server, via their official clients.
+"""LLM backends: Ollama and any OpenAI-compatible server, via their official clients, and llama.cpp in process
+(:class:`LlamaCppLLM`, the packaged SmolLM2-135M by default: ``memlab[llm-local]``).
 
-Both implement :class:`memlab.protocols.LLM` (``chat`` -> str, ``structured`` -> validated pydantic object)
+All implement :class:`memlab.protocols.LLM` (``chat`` -> str, ``structured`` -> validated pydantic object)
 and add :meth:`~memlab.llm.BaseLLM.complete` (content, hidden thinking, tool calls), retries with backoff
 on transient failures, clear :class:`~memlab.errors.LLMError` subclasses, and ``health()``.
 
@@ -24,9 +25,10 @@ from memlab.llm.base import (
     ToolCall,
     parse_json_reply,
 )
+from memlab.llm.llamacpp import LlamaCppLLM, llamacpp_available, packaged_gguf
 from memlab.llm.ollama import OllamaLLM
 from memlab.llm.openai_compat import OpenAICompatLLM
-from memlab.llm.registry import LLM_BACKENDS, load_llm
+from memlab.llm.registry import LLM_BACKENDS, auto_backend, load_llm
 from memlab.llm.scripted import ScriptedLLM
 
 __all__ = [
@@ -38,11 +40,15 @@ __all__ = [
     "LLMHTTPError",
     "LLMResponseError",
     "LLMTimeoutError",
+    "LlamaCppLLM",
     "OllamaLLM",
     "OpenAICompatLLM",
     "ScriptedLLM",
     "StructuredOutputError",
     "ToolCall",
+    "auto_backend",
+    "llamacpp_available",
     "load_llm",
+    "packaged_gguf",
     "parse_json_reply",
 ]

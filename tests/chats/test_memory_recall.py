@@ -257,7 +257,7 @@ def test_cli_empty_split_is_a_one_line_error(locomo_dir: Path, tmp_path: Path) -
 
     root = Path(__file__).resolve().parents[2]
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMLAB_")}
-    env.update(PYTHONPATH=str(root), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    env.update(PYTHONPATH=str(root), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", MEMLAB_LLM_BACKEND="none")
     out = tmp_path / "run"
     proc = subprocess.run([sys.executable, "-m", "memlab.cli.main", "eval", "memory-recall", "--data-dir",
                            str(locomo_dir), "--split", "test", "--out", str(out)],

@@ -20,7 +20,8 @@ def _judge() -> str:
 
 def memlab(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMLAB_")}
-    env.update(PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", MEMLAB_JUDGE=_judge())
+    env.update(PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", MEMLAB_JUDGE=_judge(),
+               MEMLAB_LLM_BACKEND="none")  # no model: the "(nessun modello configurato)" marker is asserted
     proc = subprocess.run([sys.executable, "-m", "memlab.cli.main", *args], env=env, capture_output=True,
                           text=True, timeout=600)
     if check:
