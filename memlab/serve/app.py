@@ -247,10 +247,18 @@ async def undo_notification(notification_id: NotificationId, user: User, svc: Sv
 @router.post("/api/turn", tags=["assistant"], response_model=TurnOut, operation_id="turn",
              responses={**WRITE, **error_responses(404)})
 async def turn(body: TurnRequest, user: User, svc: Svc) -> dict[str, Any]:
-    resp = await svc.call(svc.lab.assistant.respond, user, body.message, chat_id=body.chat_id)
+    resp = await svc.call(_respond_at, svc.lab.assistant, user, body.message, body.chat_id, body.at)
     checked = await svc.wait_checks(list(resp.job_ids)) if body.wait else False
     count = await svc.call(svc.lab.notifications.count, user)
     return {**resp.model_dump(), "notifications_count": count, "checked": checked}
+
+
+def _respond_at(assistant: Any, user: str, message: str, chat_id: str | None, at: Any) -> Any:
+    """One turn on the executor's thread, at the message's time when the request gives one (memlab.clock)."""
+    from memlab.clock import message_time
+
+    with message_time(at):
+        return assistant.respond(user, message, chat_id=chat_id)
 
 
 def create_app(

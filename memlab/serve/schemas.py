@@ -26,11 +26,13 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
+    field_validator,
     model_validator,
 )
 
 from memlab.chats import Chat
 from memlab.config import MAX_SOURCE_CHARS, MAX_TEXT_CHARS
+from memlab.errors import MemlabError
 from memlab.records import MemoryItem
 
 __all__ = [
@@ -329,6 +331,22 @@ class TurnRequest(BaseModel):
     message: text_field(MAX_TURN_CHARS, "the user's message")  # type: ignore[valid-type]
     chat_id: ChatId | None = None
     wait: StrictBool = Field(True, description="wait for this turn's integrity checks before answering")
+    at: datetime | None = Field(
+        None, description="when the message was said (ISO 8601, a time without offset is UTC; years 1900-2200; "
+        "default now): relative dates are resolved against it, and the turn's memories, chat turns and its checks' "
+        "notifications carry it, so a logged conversation replays exactly")
+
+    @field_validator("at", mode="before")
+    @classmethod
+    def _at_in_range(cls, v: Any) -> datetime | None:
+        from memlab.clock import check_time
+
+        if v is not None and not isinstance(v, str):  # a number would be read as seconds since 1970
+            raise ValueError("must be an ISO 8601 date-time string")
+        try:
+            return check_time(v, owner="POST /api/turn")
+        except MemlabError as exc:
+            raise ValueError(str(exc)) from None
 
 
 class TurnOut(BaseModel):

@@ -318,3 +318,20 @@ def test_bench_serve_tiny_run(tmp_path: Path) -> None:
     assert [r["op"] for r in rows] == ["add", "search", "turn"]
     assert all(r["errors"] == 0 and r["requests"] == 6 and r["requests_per_s"] > 0 for r in rows)
     assert all(0 < r["p50_ms"] <= r["p95_ms"] for r in rows)
+
+
+def test_turn_at_the_time_the_message_was_said(client_for, lab: Memlab) -> None:
+    """POST /api/turn with ``at``: relative dates and the memory's record time come from the message, not today;
+    a bad ``at`` is a 422 with the documented body and nothing is stored."""
+    c = client_for("alice")
+    r = c.post("/api/turn", json={"message": "I went hiking last Friday with my sister.",
+                                  "at": "2023-06-20T15:30:00Z"})
+    assert r.status_code == 200, r.text
+    m = lab.store.get(r.json()["memory_ids"][0], user_id="alice")
+    assert m.created_at.isoformat() == "2023-06-20T15:30:00+00:00"
+    assert "16 June 2023" in m.text or "2023-06-16" in m.text
+    before = len(lab.store.list("alice"))
+    for bad in ("yesterday", "1066-10-14T00:00:00Z", 12):
+        r = c.post("/api/turn", json={"message": "I live in Rome.", "at": bad})
+        assert r.status_code == 422 and r.json()["error"] == "InvalidInputError", r.text
+    assert len(lab.store.list("alice")) == before
