@@ -615,6 +615,12 @@ _EXCLUSIVE_KINDS = (EntityKind.DATE, EntityKind.NUMBER, EntityKind.PLACE, Entity
 _ONE_VALUE = STABLE_ATTRIBUTES | {"exam", "move", "graduation"}
 
 
+def _event_date(e: Entity) -> bool:
+    """The date of some event ("yesterday I took the kids to the museum"), not of a one-value attribute: two events
+    have two dates, so two such dates are no cue (the LoCoMo dev replay's museum / park / pottery-class alarms)."""
+    return e.kind is EntityKind.DATE and e.attribute not in _ONE_VALUE
+
+
 def differing_values(old: Facts, new: Facts) -> tuple[Entity, Entity] | None:
     """Two values of one named attribute that differ (a date, number, place or name: "L'esame di diritto è il 20
     giugno" / "... il 3 luglio", both ``exam``), or ``None``. With a judge's contradiction verdict on the pair, that
@@ -659,10 +665,11 @@ def exclusive_cue(old: Facts, new: Facts) -> str | None:
     if bool(_ABSOLUTE.search(a)) != bool(_ABSOLUTE.search(b)):
         return "absolute"
     for x in old.entities:
-        if x.kind not in _EXCLUSIVE_KINDS:
+        if x.kind not in _EXCLUSIVE_KINDS or _event_date(x):
             continue
         for y in new.entities:
-            if y.kind is x.kind and (x.attribute == y.attribute or x.attribute is None or y.attribute is None) \
+            if y.kind is x.kind and not _event_date(y) \
+                    and (x.attribute == y.attribute or x.attribute is None or y.attribute is None) \
                     and not x.same_value(y):
                 return "values"
     for p, q in _ANTONYMS:
