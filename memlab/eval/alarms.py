@@ -275,6 +275,7 @@ class AlarmsTask(EvalTask):
             raise InvalidInputError(f"Invalid settings for memlab eval alarms: {exc}") from exc
         self.settings_overrides = dict(settings or {})
         self._components: tuple[Any, Any] | None = None
+        self._plants_here: list[Plant] = []  # the plants of the sampled conversations (set by samples)
 
     def _load(self) -> tuple[Any, Any]:
         if self._components is None:
@@ -325,7 +326,7 @@ class AlarmsTask(EvalTask):
 
             bar = tqdm(total=len(samples), desc="alarms: conversations", unit="conv")
         for i, conv in samples:
-            plants = [p for p in getattr(self, "_plants_here", []) if p.conv == i]
+            plants = [p for p in self._plants_here if p.conv == i]
             rl = replay_conversation(conv, i, plants, embedder=emb, judge=judge, max_sessions=self.max_sessions,
                                      settings=self.settings)
             log.info("alarms: conversation %d: %d messages, %d notifications in %.0fs", i, rl.n_messages,
@@ -338,7 +339,7 @@ class AlarmsTask(EvalTask):
         return out
 
     def score(self, samples: Sequence[Any], solved: list[ReplayLog], *, seed: int, seconds: float) -> Scored:
-        plants = {p.id: p for p in getattr(self, "_plants_here", [])}
+        plants = {p.id: p for p in self._plants_here}
         examples: list[Example] = []
         natural: list[tuple[ReplayLog, dict[str, Any]]] = []
         per_conv = {}
@@ -385,8 +386,7 @@ class AlarmsTask(EvalTask):
             caught = bool(hit) if p.label == "contradiction" else bool(alarms)
             top = (hit or alarms or [None])[0]
             examples.append(Example(  # one row per plant; its notifications are rows of their own (meta.plant)
-                id=f"plant:{p.id}", gold=p.label, pred="caught" if (hit if p.label == "contradiction" else alarms)
-                else "missed", decided_by=((top or {}).get("payload") or {}).get("decided_by"), group=str(p.conv),
+                id=f"plant:{p.id}", gold=p.label, pred="caught" if caught else "missed", decided_by=((top or {}).get("payload") or {}).get("decided_by"), group=str(p.conv),
                 meta={"plant": asdict(p), "plant_stored": stored, "original_stored": ostored,
                       "plant_memories": sorted(pm_of[p.id]), "original_memories": sorted(om_of[p.id]),
                       "urgency": (top or {}).get("urgency"), "alarm": caught}))
@@ -417,7 +417,7 @@ class AlarmsTask(EvalTask):
                 "judge": getattr(judge, "name", judge), "params": {
                     "embedder": getattr(emb, "name", emb), "max_sessions": self.max_sessions,
                     "plants": str(self.plants_path) if self.plants_path else None,
-                    "n_plants": len(getattr(self, "_plants_here", [])), "settings": self.settings_overrides}}
+                    "n_plants": len(self._plants_here), "settings": self.settings_overrides}}
 
 
 def _per_100(n: int, messages: int) -> float:
