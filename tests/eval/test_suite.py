@@ -148,8 +148,10 @@ def test_repo_gate_baseline_is_valid() -> None:
     base = load_baseline(REPO / "eval" / "baselines" / "ci_smoke.json")
     assert {(c.task, c.dataset) for c in base.checks} == {
         ("contradiction", "snli"), ("contradiction", "gu_dnli"), ("contradiction", "rte3_ita"),
-        ("integrity", "decode"), ("scenarios", "scenarios")}
-    assert all(c.limit and 100 <= c.limit <= 1000 for c in base.checks)
+        ("integrity", "decode"), ("scenarios", "scenarios"), ("alarms", "locomo")}
+    assert all(c.limit and 100 <= c.limit <= 1000 for c in base.checks if c.task != "alarms")
+    # alarms replays whole conversations: its limit counts them (one, ~660 messages)
+    assert [c.limit for c in base.checks if c.task == "alarms"] == [1]
     # the detector (issue 5) is gated on both sides: finding DECODE contradictions, staying quiet on RCT
     integrity = {(c.split, c.metric, c.higher_is_better) for c in base.checks if c.task == "integrity"}
     assert integrity == {("human-bot", "contradiction.f1", True), ("rct", "false_contradiction_rate", False)}
