@@ -9,15 +9,20 @@ For a user message:
 2. Otherwise, the pending notifications are collected **first** (so a check finished during this turn is
    shown in the next one, as in the seed) and planned by urgency (:func:`memlab.notify.plan_turn`, with the
    fatigue rule).
-3. The message goes through fact extraction into the memory store (an :class:`Ingestor`); this never waits
-   for a check.
+3. The message joins the chat, then goes through fact extraction into the memory store (an :class:`Ingestor`),
+   with the current topic: the chat's title as it stands with this message ("Generale" while the chat has none);
+   this never waits for a check.
 4. An integrity check of every new memory is enqueued on the :class:`~memlab.agent.BackgroundAgent`.
 5. The reply comes from the configured LLM; with none, the reply part is the explicit marker
    ``(nessun modello configurato)``. The model sees: the system prompt, the ``format_for_prompt``
    block of the conversation memory, ``build_context`` (the user's active memories relevant to the
    message), the chat's ``assistant_history`` (never ``full_history``), then the message.
 6. The response is ``HIGH block + reply + MEDIUM offer``; :class:`AssistantResponse` also carries
-   ``notifications_count`` (the bell badge) and ``high_urgency_notifications``.
+   ``notifications_count`` (the bell badge) and ``high_urgency_notifications``. The reply is appended to the chat;
+   it becomes summary and title material only when a model wrote it.
+
+:meth:`Assistant.start_turn` (steps 1-4) and :meth:`Assistant.finish_turn` (step 6) let another writer produce the
+reply: ``POST /v1/chat`` runs the same turn with its tool-using agent.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -35,6 +41,7 @@ from memlab.notify import (
     Notification,
     NotificationService,
     NotificationType,
+    TurnPlan,
     declined_text,
     format_high_block,
     format_notification,
@@ -68,6 +75,7 @@ __all__ = [
     "Ingestor",
     "IngestResult",
     "SentenceIngestor",
+    "TurnStart",
     "default_ingestor",
 ]
 
@@ -297,6 +305,29 @@ class AssistantResponse(BaseModel):
     switch: dict[str, Any] | None = None
 
 
+@dataclass(frozen=True)
+class TurnStart:
+    """A turn up to its reply (:meth:`Assistant.start_turn`); :meth:`Assistant.finish_turn` completes it.
+
+    Attributes:
+        done: the whole turn when the message needed no reply (an answer to a notification, a chat switch).
+        high_block: the HIGH notifications to show before the reply ("" when none).
+        prompt_block: the conversation-memory block for the model's prompt.
+        memory_ids: memories stored from the message; ``job_ids``: their integrity checks, enqueued.
+    """
+
+    user_id: str
+    message: str
+    chat_id: str | None
+    lang: str
+    done: AssistantResponse | None = None
+    plan: TurnPlan | None = None
+    high_block: str = ""
+    prompt_block: str = ""
+    memory_ids: list[int] = field(default_factory=list)
+    job_ids: list[int] = field(default_factory=list)
+
+
 class _Scheduler(Protocol):
     def process_new_knowledge(self, user_id: str, memory_id: int) -> int: ...
 
@@ -396,10 +427,12 @@ class Assistant:
     def _conversation_id(self, user_id: str, chat_id: str | None) -> str:
         return chat_id if chat_id is not None else f"{user_id}:default"
 
-    def _history(self, user_id: str, chat_id: str | None) -> list[dict[str, Any]]:
+    def _history(self, user_id: str, chat_id: str | None, *, appended: bool = False) -> list[dict[str, Any]]:
         if self.chats is None or chat_id is None:
             return []
         turns = self.chats.history_for_model(chat_id, user_id=user_id)
+        if appended and turns and turns[-1].get("role") == "user":
+            turns = turns[:-1]  # the message of this turn, already in the chat: it is sent once, last
         out = []
         for t in turns:
             text = "\n".join(str(p.get("text", "")) for p in t.get("parts", []) if p.get("text"))
@@ -433,26 +466,28 @@ class Assistant:
                 out.append(int(where["pos"]))
         return out
 
-    def _append(self, user_id: str, chat_id: str | None, message: str, response: str) -> None:
+    def _append(self, user_id: str, chat_id: str | None, message: str, response: str, *,
+                meta: tuple[bool, bool] = (True, True)) -> None:
+        """Append the exchange to the chat. ``meta`` (user turn, model turn): the turn is the assistant's bookkeeping
+        (a chat-switch request and its answer, an answer to a notification, a reply that is no model's reply): it
+        stays in the histories but never becomes the chat's summary or title (:meth:`memlab.chats.ChatStore.append`)."""
         if self.chats is None or chat_id is None:
             return
         self.chats.append(chat_id, [
             {"role": "user", "parts": [{"text": message}]},
             {"role": "model", "parts": [{"text": response}]},
-        ], user_id=user_id)
+        ], user_id=user_id, meta=list(meta))
 
     def compose_messages(
-        self, user_id: str, message: str, *, chat_id: str | None = None, prompt_block: str = ""
+        self, user_id: str, message: str, *, chat_id: str | None = None, prompt_block: str = "",
+        appended: bool = False,
     ) -> list[dict[str, Any]]:
         """What the model sees for ``message`` : system prompt + conversation-memory block +
-        ``build_context`` in one system message, then ``assistant_history``, then the message."""
-        awaiting = {i for n in self.notifications.pending(user_id) if n.type is NotificationType.CONTRADICTION
-                    for i in n.memory_ids}
-        facts = self.store.context_items(user_id, message, project_id=self.project_id, k=self.context_k)
-        ctx = format_context(facts, lang=self.lang, agent_type=self.agent_type, awaiting=awaiting)
-        earlier = self._earlier(user_id, chat_id, message, facts)
-        system = "\n\n".join(p for p in (self.system_prompt, prompt_block.strip(), ctx, earlier) if p)
-        return [{"role": "system", "content": system}, *self._history(user_id, chat_id),
+        ``build_context`` in one system message, then ``assistant_history``, then the message (``appended``: the
+        message is already the last turn of the chat, as during :meth:`respond`; it is sent once)."""
+        memory = self.memory_prompt(user_id, message, prompt_block=prompt_block, chat_id=chat_id)
+        system = "\n\n".join(p for p in (self.system_prompt, memory) if p)
+        return [{"role": "system", "content": system}, *self._history(user_id, chat_id, appended=appended),
                 {"role": "user", "content": message}]
 
     def _open_shown_contradictions(self, user_id: str) -> list[Notification]:
@@ -500,20 +535,45 @@ class Assistant:
                 Nothing is stored.
             NotFoundError: ``chat_id`` is unknown or another user's.
         """
+        start = self.start_turn(user_id, message, chat_id=chat_id)
+        if start.done is not None:
+            return start.done
+        reply, llm_error = self._reply(start.user_id, start.message, start.chat_id, start.prompt_block, start.lang)
+        return self.finish_turn(start, reply, llm_error=llm_error, from_model=self.llm is not None)
+
+    def start_turn(self, user_id: str, message: str, *, chat_id: str | None = None, in_chat: bool = True,
+                   conversation_id: str | None = None) -> TurnStart:
+        """Everything of a turn that comes before the reply: an answer to a notification or a chat-switch request is
+        handled completely (``TurnStart.done``); otherwise the pending notifications are planned, the message's
+        facts are stored and their checks enqueued, and the HIGH block to show before the reply is ready
+        (``TurnStart.high_block``). :meth:`finish_turn` completes the turn with a reply from anywhere (the LLM of
+        :meth:`respond`, or the tool-using agent of ``POST /v1/chat``).
+
+        Args:
+            in_chat: False: the turn belongs to no chat (``/v1/chat``, whose client sends its own history): nothing
+                is appended to a chat and chat switching does not apply.
+            conversation_id: the conversation whose memory (fatigue, facts already known) the turn updates; default:
+                the chat's id, else ``<user>:default``.
+
+        Raises:
+            InvalidInputError: empty message, control characters, or longer than 100,000 characters.
+                Nothing is stored.
+            NotFoundError: ``chat_id`` is unknown or another user's.
+        """
         owner = "Assistant.respond"
         user_id = check_user_id(user_id, owner=owner)
         message = check_text(message, name="message", owner=owner, max_chars=MAX_MESSAGE_CHARS)
-        chat_id = self._chat_id(user_id, chat_id)
-        conv = self._conversation_id(user_id, chat_id)
+        chat_id = self._chat_id(user_id, chat_id) if in_chat else None
+        conv = conversation_id or self._conversation_id(user_id, chat_id)
         lang = self.user_lang(user_id, message, chat_id)
 
         special = (
-            self._switch_choice(user_id, message, chat_id, lang)
+            (self._switch_choice(user_id, message, chat_id, lang) if in_chat else None)
             or self._answer(user_id, message, chat_id, lang)
-            or self._switch(user_id, message, chat_id, lang)
+            or (self._switch(user_id, message, chat_id, lang) if in_chat else None)
         )
         if special is not None:
-            return special
+            return TurnStart(user_id=user_id, message=message, chat_id=special.chat_id, lang=lang, done=special)
         # an offer not answered by this message has expired: it stays in the bell, it is not offered again
         for stale in self._offered(user_id):
             self.notifications.mark_declined(stale.id, user_id=user_id, expired=True)
@@ -523,11 +583,17 @@ class Assistant:
         state = self._safe_state(user_id, conv)
         fatigue = state.fatigue or 0.0
 
-        # 2. extraction into the store (never waits for checks)
-        n_turn = topic = None
+        # 2. extraction into the store (never waits for checks). The current topic is the chat's title as it stands
+        # with this message (the message joins the chat first: no lag behind a change of focus); "Generale" while
+        # the chat has no topic yet (no title of the user's, and no title from an earlier message)
+        n_turn = None
+        topic = messages(lang)["general_topic"]
         if self.chats is not None and chat_id is not None:
-            chat = self.chats.get(chat_id, user_id=user_id)
-            n_turn, topic = len(chat.full_history), chat.title  # the chat's title is its current topic
+            before = self.chats.get(chat_id, user_id=user_id)
+            n_turn = len(before.full_history)
+            chat = self.chats.append(chat_id, [{"role": "user", "parts": [{"text": message}]}], user_id=user_id)
+            if chat.title and (before.title or chat.title_source == "user"):
+                topic = chat.title
         ingest = self.ingestor.ingest(user_id, conv, message, turn=n_turn, topic=topic)
         if ingest.fatigue is not None:
             fatigue = ingest.fatigue
@@ -543,14 +609,50 @@ class Assistant:
         if self.agent is not None:
             for mid in ingest.memory_ids:
                 job_ids.append(self.agent.process_new_knowledge(user_id, mid))
+        return TurnStart(user_id=user_id, message=message, chat_id=chat_id, lang=lang, plan=plan,
+                         high_block=format_high_block(plan.high, lang),
+                         prompt_block=ingest.prompt_block or state.prompt_block,
+                         memory_ids=list(ingest.memory_ids), job_ids=job_ids)
 
-        # 4. the reply
-        reply, llm_error = self._reply(user_id, message, chat_id, ingest.prompt_block or state.prompt_block, lang)
+    def memory_prompt(self, user_id: str, message: str, *, prompt_block: str = "", chat_id: str | None = None,
+                      max_chars: int | None = None) -> str:
+        """The memory part of the model's system prompt for ``message``: the conversation-memory block, the user's
+        relevant active memories (``build_context``, values awaiting the user's answer marked provisional) and the
+        archived passages of the chat that match it (``max_chars``: cut to at most that many characters, whole
+        lines kept, most relevant first)."""
+        awaiting = {i for n in self.notifications.pending(user_id) if n.type is NotificationType.CONTRADICTION
+                    for i in n.memory_ids}
+        query = message.strip()[: self.store.max_text_chars]  # a long message is searched by its beginning
+        facts = self.store.context_items(user_id, query, project_id=self.project_id, k=self.context_k)
+        ctx = format_context(facts, lang=self.lang, agent_type=self.agent_type, awaiting=awaiting)
+        earlier = self._earlier(user_id, chat_id, query, facts)
+        out = "\n\n".join(p for p in (prompt_block.strip(), ctx, earlier) if p)
+        if max_chars is not None and len(out) > max_chars:
+            kept: list[str] = []
+            for line in out.splitlines():
+                if sum(len(k) + 1 for k in kept) + len(line) > max_chars:
+                    break
+                kept.append(line)
+            out = "\n".join(kept).strip()
+        return out
 
+    def finish_turn(self, start: TurnStart, reply: str | None, *, llm_error: str | None = None,
+                    from_model: bool = True) -> AssistantResponse:
+        """Complete a turn begun by :meth:`start_turn`: the HIGH block before ``reply``, the MEDIUM offer after it,
+        the notifications marked shown/offered, the reply appended to the chat.
+
+        Args:
+            reply: the reply's text (a model's answer, or a marker).
+            llm_error: the model's error, when it failed.
+            from_model: a model wrote ``reply`` (it becomes chat material; a marker never does).
+        """
+        if start.done is not None:
+            return start.done
+        user_id, lang, plan = start.user_id, start.lang, start.plan
+        assert plan is not None  # set whenever done is None
         # 5. assemble: HIGH block before, MEDIUM offer after
-        high_block = format_high_block(plan.high, lang)
         shown = [self.notifications.mark_shown(n.id, user_id=user_id) for n in plan.high]
-        parts = [p for p in (high_block, reply) if p]
+        parts = [p for p in (start.high_block, reply) if p]
         offer = None
         if plan.offer is not None:
             offer = self.notifications.mark_offered(plan.offer.id, user_id=user_id)
@@ -558,16 +660,19 @@ class Assistant:
                 self.notifications.mark_offered(n.id, user_id=user_id)
             parts.append(medium_offer(lang, 1 + len(plan.offer_more)))
         response = "\n\n".join(parts)
-        self._append(user_id, chat_id, message, response)
+        # the reply is conversation only when a model wrote it (never the "no model" marker)
+        if self.chats is not None and start.chat_id is not None:
+            self.chats.append(start.chat_id, [{"role": "model", "parts": [{"text": response}]}], user_id=user_id,
+                              meta=not from_model or llm_error is not None)
         return AssistantResponse(
             response=response,
             notifications_count=self.notifications.count(user_id),
             high_urgency_notifications=[n.to_dict() for n in shown],
             reply=reply,
             medium_offer=offer.to_dict() if offer else None,
-            memory_ids=list(ingest.memory_ids),
-            job_ids=job_ids,
-            chat_id=chat_id,
+            memory_ids=list(start.memory_ids),
+            job_ids=list(start.job_ids),
+            chat_id=start.chat_id,
             llm_error=llm_error,
         )
 
@@ -582,7 +687,8 @@ class Assistant:
                lang: str) -> tuple[str, str | None]:
         if self.llm is None:
             return NO_MODEL_MARKER[lang], None
-        chat = self.compose_messages(user_id, message, chat_id=chat_id, prompt_block=prompt_block)
+        chat = self.compose_messages(user_id, message, chat_id=chat_id, prompt_block=prompt_block,
+                                     appended=self.chats is not None and chat_id is not None)
         try:
             return self.llm.chat(chat), None
         except MemlabError as exc:  # the turn completes: notifications and memories must not be lost

@@ -46,7 +46,7 @@ def check_time(at: Any, *, name: str = "at", owner: str = "memlab") -> datetime 
         The time in UTC, or ``None``.
 
     Raises:
-        InvalidInputError: anything else, or a date before year 1900 / after 2200 (a typo, not a message time).
+        InvalidInputError: anything else, or a year before 1900 or after 2199 (a typo, not a message time).
 
     Example:
         >>> check_time("2023-05-08T13:56:00+02:00").isoformat()
@@ -63,12 +63,12 @@ def check_time(at: Any, *, name: str = "at", owner: str = "memlab") -> datetime 
     if not isinstance(at, datetime):
         raise InvalidInputError(
             f"The '{name}' parameter of {owner} must be a datetime or None. Got {type(at).__name__} instead.")
+    if not 1900 <= at.year <= 2199:  # the year as written (before the offset moves it across a new year)
+        raise InvalidInputError(
+            f"The '{name}' parameter of {owner} must be in the years 1900-2199. Got {at.isoformat()}.")
     if at.tzinfo is None:
         at = at.replace(tzinfo=UTC)
-    at = at.astimezone(UTC)
-    if not 1900 <= at.year <= 2200:
-        raise InvalidInputError(f"The '{name}' parameter of {owner} must be between 1900 and 2200. Got {at.isoformat()}.")
-    return at
+    return at.astimezone(UTC)
 
 
 @contextmanager

@@ -12,10 +12,11 @@ Example:
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["MAX_KEYWORDS", "MAX_KEYWORD_CHARS", "MAX_SOURCE_CHARS", "MAX_TEXT_CHARS", "Settings"]
@@ -28,6 +29,8 @@ MAX_SOURCE_CHARS = 512
 MAX_KEYWORDS = 32
 #: Longest single keyword (characters); the extractors leave out longer words.
 MAX_KEYWORD_CHARS = 64
+#: The namespaces of memlab's own MCP servers in ``/v1/chat`` (``mcp_servers`` cannot take them).
+_RESERVED_MCP_NAMESPACES = frozenset({"memory", "time", "vector"})
 
 
 class Settings(BaseSettings):
@@ -127,3 +130,30 @@ class Settings(BaseSettings):
     """A Qdrant server URL; ``None``: the embedded local store in ``qdrant_path``."""
     qdrant_path: Path | None = None
     """Folder of the embedded Qdrant store (default: next to the database, ``<db>.qdrant``)."""
+
+    ingest_root: Path | None = None
+    """The only folder whose files ``POST /v1/ingest {"path_or_url": ...}`` may read (relative paths are taken from
+    it; a path outside it, or a link leading outside, is answered like a missing file: 404). ``None`` (default):
+    ``<data_dir>/ingest``. A server shared by several users reads its own disk only where its operator puts files."""
+
+    # the agent of POST /v1/chat (memlab[mcp])
+    mcp_servers: dict[str, str] = Field(default_factory=dict)
+    """Extra MCP servers whose tools ``POST /v1/chat`` offers beside memlab's own (``memory``, ``time``,
+    ``vector``): ``{namespace: target}``, a target being a ``ws://``/``wss://`` URL or a command line started as a
+    subprocess over stdio (``python -m my_server``). Their tools are named ``<namespace>.<tool>``; a server that
+    cannot be reached is left out of that turn (logged). In the environment, JSON:
+    ``MEMLAB_MCP_SERVERS='{"web": "ws://127.0.0.1:7001/mcp", "files": "python -m files_server"}'``."""
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _check_mcp_servers(cls, value: dict[str, str]) -> dict[str, str]:
+        for ns, target in value.items():
+            if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]{0,31}", ns):
+                raise ValueError(f"MCP server namespaces are 1-32 letters, digits, '_' or '-', starting with a "
+                                 f"letter. Got {ns!r}.")
+            if ns in _RESERVED_MCP_NAMESPACES:
+                raise ValueError(f"The MCP namespace {ns!r} is memlab's own; choose another one.")
+            if not target.strip() or target.startswith(("http://", "https://")):
+                raise ValueError(f"The target of MCP server {ns!r} must be a ws:// or wss:// URL or a command line. "
+                                 f"Got {target!r}.")
+        return value

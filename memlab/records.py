@@ -112,6 +112,8 @@ class MemoryItem:
         is_active: whether queries return it by default.
         superseded_at: when it stopped being active.
         context: user-provided context (e.g. the explanation given when both versions are kept).
+        updated_at: when the memory last changed (created, superseded, deactivated, reactivated, annotated ...);
+            ``None`` from a store that does not record it.
     """
 
     id: int
@@ -136,11 +138,21 @@ class MemoryItem:
     is_active: bool = True
     superseded_at: datetime | None = None
     context: str | None = None
+    updated_at: datetime | None = None
 
     @property
     def lost_to(self) -> int | None:
         """Id of the item that beat this one when it was added (``None`` if it won or is unkeyed)."""
         return self.superseded_by if not self.is_active else None
+
+    @property
+    def retained_id(self) -> int | None:
+        """The existing memory the version rule kept instead of this one when it was added (the seed's "Returns id1
+        (existing memory retained)"): its id while this one is inactive because of it; ``None`` otherwise (this one
+        won, is unkeyed, or was replaced later by a newer version)."""
+        if not self.is_active and self.superseded_by is not None and self.superseded_by < self.id:
+            return self.superseded_by
+        return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,7 +78,7 @@ def test_seed_flow_high_block_before_reply_and_resolution(env):
     # the contradiction found after turn 2 is shown at turn 3, before the reply
     assert r2.high_urgency_notifications == []
     assert r3.response.startswith("[⚠️ IMPORTANTE] Ho rilevato una contraddizione: in precedenza mi avevi detto")
-    assert "\n[⚠️ IMPORTANTE] Ho notato una contraddizione" in r3.response.split("\n\n")[0]
+    assert "\n[⚠️ CONTRADDIZIONE RILEVATA]\nHo notato una contraddizione" in r3.response.split("\n\n")[0]
     assert r3.response.endswith("(nessun modello configurato)")
     for needle in ("12 luglio 1990", "15 agosto", "- A) La prima", "- B) La seconda",
                    "- C) Entrambe sono corrette (spiega il contesto)", "- D) Cancella entrambe"):
@@ -280,7 +280,7 @@ def test_real_extraction_detector_and_minilm(tmp_path, minilm, first, second, ne
     r1, r2, r3 = turns(a, agent, [first, second, "Che ore sono?"])
     assert r1.memory_ids and r2.memory_ids
     assert r3.response.startswith("[⚠️ IMPORTANTE] Ho rilevato una contraddizione: in precedenza mi avevi detto")
-    assert "\n[⚠️ IMPORTANTE] Ho notato una contraddizione" in r3.response.split("\n\n")[0], r3.response
+    assert "\n[⚠️ CONTRADDIZIONE RILEVATA]\nHo notato una contraddizione" in r3.response.split("\n\n")[0], r3.response
     block = r3.response.split("\n\n")[0]
     assert all(n in block for n in needles)
     assert r3.notifications_count >= 1
@@ -415,3 +415,35 @@ def test_a_retrieved_fact_brings_the_passage_it_was_said_in(env, monkeypatch):
     assert "tre anni" in earlier and "canile" in earlier  # words the fact itself does not hold
     assert "Oggi piove" in earlier and "libro" not in earlier  # two turns after it (the reply, the next message)
     assert "Il cane si chiama Fido" in system.split("## DA QUESTA CHAT")[0]  # the fact, in the memory block
+
+
+def test_the_current_topic_is_generale_first_then_the_title_with_this_message() -> None:
+    """The topic passed to extraction: "Generale" for the first message of a chat (no topic yet), then the chat's
+    title as it stands *with* the message (never the title of the turn before); a user's title from the start."""
+
+    class Recording(SentenceIngestor):
+        def __init__(self, store):
+            super().__init__(store)
+            self.topics: list[str | None] = []
+
+        def ingest(self, user_id, conversation_id, message, *, turn=None, topic=None):
+            self.topics.append(topic)
+            return super().ingest(user_id, conversation_id, message, turn=turn, topic=topic)
+
+    store = MemoryStore(":memory:", embedder=FakeEmbedder(dim=32))
+    rec = Recording(store)
+    # a title re-derived at every append: the title after a message names it
+    chats = ChatStore(store, title_min_similarity=0.9999)
+    a = Assistant(store, chats=chats, ingestor=rec)
+    r = a.respond("u1", "Mi chiamo Li Si e vivo a Roma.")
+    a.respond("u1", "Sto organizzando un viaggio a Tokyo per maggio.", chat_id=r.chat_id)
+    title_now = chats.get(r.chat_id, user_id="u1").title
+    assert rec.topics[0] == "Generale"
+    assert rec.topics[1] == title_now and "Tokyo" in title_now  # the title with this message, not the one before
+    chats.create("u1", "Trasloco a Roma")
+    user_titled = chats.list("u1")[0]
+    a.respond("u1", "Ho trovato casa in Prati.", chat_id=user_titled.id)
+    assert rec.topics[2] == "Trasloco a Roma"
+    en = Assistant(store, chats=chats, ingestor=rec, lang="en")
+    en.respond("u2", "I live in Rome.")
+    assert rec.topics[3] == "General"

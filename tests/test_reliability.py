@@ -117,6 +117,7 @@ def test_an_old_database_with_two_active_versions_is_repaired_on_open(tmp_path: 
     con = sqlite3.connect(db)  # what the earlier schema allowed: both active
     con.executescript(
         "DROP INDEX idx_memories_active_slot; DROP TABLE memory_outbox; DROP TABLE memories_fts; "
+        "ALTER TABLE memories DROP COLUMN updated_at; "
         f"UPDATE memories SET is_active = 1 WHERE id = {roma.id}; "
         "UPDATE memlab_schema SET version = 1 WHERE component = 'memories';"
     )
@@ -221,12 +222,13 @@ def test_a_memory_cannot_forge_options_or_headings(tmp_path: Path) -> None:
         real = store.add("u1", "Abito a Milano.", key="city", value="Milano")
         block = format_notification(_notify(store, forged, real), "it")
         lines = block.splitlines()
-        # only inside the quoted text: in the opening sentence and on the "1." line
-        assert block.count("CONTRADDIZIONE RILEVATA") == 2
-        assert "CONTRADDIZIONE RILEVATA" in lines[0] and lines[2].startswith("1. ") and "RILEVATA" in lines[2]
+        # the block's own marker line, and otherwise only inside the quoted text: the opening sentence, the "1." line
+        first = next(i for i, ln in enumerate(lines) if ln.startswith("1. "))
+        assert block.count("CONTRADDIZIONE RILEVATA") == 3 and lines.count("[⚠️ CONTRADDIZIONE RILEVATA]") == 1
+        assert "CONTRADDIZIONE RILEVATA" in lines[0] and "RILEVATA" in lines[first]
         assert [ln for ln in lines if "A)" in ln.split(":")[0]] == ["- A) La prima"]  # only the real one
         assert [ln.split(":")[0] for ln in lines if ln.startswith("[⚠️")] == [
-            "[⚠️ IMPORTANTE] Ho rilevato una contraddizione", "[⚠️ IMPORTANTE] Ho notato una contraddizione nella memoria"]
+            "[⚠️ IMPORTANTE] Ho rilevato una contraddizione", "[⚠️ CONTRADDIZIONE RILEVATA]"]
         store.deactivate(real.id, "test", user_id="u1")
         store.reactivate(forged.id, "test", user_id="u1")
         context = store.build_context("u1", k=5)

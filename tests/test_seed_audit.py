@@ -101,7 +101,8 @@ BDAY = "Il mio compleanno è il 15 agosto"
 
 # the seed's block (000, "Formato notifica HIGH" for a contradiction), line by line
 SEED_BLOCK_IT = [
-    "[⚠️ IMPORTANTE] Ho notato una contraddizione nella memoria:",
+    "[⚠️ CONTRADDIZIONE RILEVATA]",
+    "Ho notato una contraddizione nella memoria:",
     '1. Memoria precedente: "{first}"',
     '2. Memoria nuova: "{second}"',
     "Quale informazione è corretta?",
@@ -264,10 +265,10 @@ def test_audit_wedding_dates_5_june_vs_12_september_are_flagged(tmp_path: Path, 
         block = _block(r.response)
         # no language configured: the user's own language ("ok" is too short to tell: their earlier messages do)
         lang = "it" if first.startswith("Il") else "en" if first.startswith("My") else "zh"
-        head, opt_a, opt_b = {"it": ("IMPORTANTE] Ho notato", "- A) La prima (", "- B) La seconda ("),
-                              "en": ("IMPORTANT] I noticed a contradiction in", "- A) The first (", "- B) The second ("),
-                              "zh": ("重要] 我注意到", "- A) 第一条 (", "- B) 第二条 (")}[lang]
-        assert block[1] == "[⚠️ " + head + block[1].split(head, 1)[1], block
+        head, opt_a, opt_b = {"it": ("[⚠️ CONTRADDIZIONE RILEVATA]", "- A) La prima (", "- B) La seconda ("),
+                              "en": ("[⚠️ CONTRADICTION DETECTED]", "- A) The first (", "- B) The second ("),
+                              "zh": ("[⚠️ 检测到矛盾]", "- A) 第一条 (", "- B) 第二条 (")}[lang]
+        assert head in block, block
         a, b = (next(ln for ln in block if ln.startswith(p)) for p in (opt_a, opt_b))
         assert "5" in a and "12" in b  # each option names its date
 
@@ -486,9 +487,9 @@ def test_audit_seed_block_wording_importante_contraddizione(tmp_path: Path) -> N
     sentence, *block = _block(r.response)
     assert sentence.startswith("[⚠️ IMPORTANTE] Ho rilevato una contraddizione:")  # the seed's sentence, then ...
     expected = [ln.format(first=first, second=second, a="12 luglio 1990", b="15 agosto") for ln in SEED_BLOCK_IT]
-    # ... the seed's block, word for word, plus memlab's one explanation line before the question
-    assert [ln for ln in block if ln != block[3]] == expected, block
-    assert "12 luglio 1990" in block[3] and "15 agosto" in block[3]
+    # ... memlab's one explanation line (what differs), then the seed's block word for word, from its marker on
+    assert block[1:] == expected, block
+    assert "12 luglio 1990" in block[0] and "15 agosto" in block[0]
     assert r.response.endswith("(nessun modello configurato)")  # HIGH: before the reply
 
 
@@ -550,11 +551,11 @@ def test_audit_medium_offer_wording(tmp_path: Path) -> None:
 def test_audit_seed_wording_english_and_chinese_equivalents(tmp_path: Path) -> None:
     cases = {
         "en": (["I was born on 12 July 1990.", "My birthday is on 15 August.", "What time is it?"],
-               ["[⚠️ IMPORTANT] I noticed a contradiction in my memory:", '1. Previous memory: "',
+               ["[⚠️ CONTRADICTION DETECTED]", "I noticed a contradiction in my memory:", '1. Previous memory: "',
                 '2. New memory: "', "Which information is correct?", "- A) The first (", "- B) The second (",
                 "- C) Both are correct (explain the context)", "- D) Delete both"]),
         "zh": (["我的生日是7月12日。", "我的生日是8月15日。", "现在几点？"],
-               ["[⚠️ 重要] 我注意到记忆中有矛盾：", '1. 之前的记忆: "', '2. 新的记忆: "', "哪条信息是正确的？",
+               ["[⚠️ 检测到矛盾]", "我注意到记忆中有矛盾：", '1. 之前的记忆: "', '2. 新的记忆: "', "哪条信息是正确的？",
                 "- A) 第一条 (", "- B) 第二条 (", "- C) 两条都正确（请说明背景）", "- D) 两条都删除"]),
     }
     for lang, (messages, starts) in cases.items():
@@ -774,7 +775,7 @@ def test_audit_notebook_03_shows_the_block_beside_the_seed_text() -> None:
     side = [o for o in outputs if "specification" in o and "memlab" in o]
     assert side, "no side-by-side table in the executed notebook"
     table = side[0]
-    for line in ("[⚠️ IMPORTANTE] Ho notato una contraddizione nella memoria:", "- A) La prima (12 luglio)",
+    for line in ("[⚠️ CONTRADDIZIONE RILEVATA]", "Ho notato una contraddizione nella memoria:", "- A) La prima (12 luglio)",
                  "- A) La prima (12 luglio 1990)", "- B) La seconda (15 agosto)", "- D) Cancella entrambe"):
         assert line in table, line
 

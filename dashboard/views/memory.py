@@ -35,7 +35,7 @@ for m in items:
     if not m.is_active:
         badges.append(status_label(m))
     rows.append({"id": m.id, "testo": m.text, "chiave": m.key or "", "tipo": m.type, "confidenza": m.confidence,
-                 "badge": " ".join(badges), "ultimo aggiornamento": ago(m.superseded_at or m.created_at),
+                 "badge": " ".join(badges), "ultimo aggiornamento": ago(m.updated_at or m.superseded_at or m.created_at),
                  "attiva": m.is_active})
 with st.expander("Tabella (ordinabile)", expanded=False):
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="mem_table")
@@ -53,7 +53,7 @@ for m in items[:SHOWN]:
     badge = f":blue-badge[v{m.version}] " if m.version > 1 else ""
     badge += STATUS_BADGE[status_label(m)]
     c_badges.markdown(badge)
-    c_when.caption(f"{fmt_dt(m.superseded_at or m.created_at)} · {ago(m.superseded_at or m.created_at)}")
+    c_when.caption(f"{fmt_dt(m.updated_at or m.superseded_at or m.created_at)} · {ago(m.updated_at or m.superseded_at or m.created_at)}")
     if c_button.button("Cronologia", key=f"mem_history_{m.id}", icon="🕘", width="stretch"):
         st.session_state["history_memory"] = m.id
         st.switch_page("views/history.py", query_params={"memory": str(m.id)})

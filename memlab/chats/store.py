@@ -13,15 +13,20 @@ truth and replaced by the new one (never stacked). So at all times::
 Every sentence of an extractive summary remembers which ``full_history`` positions it came from
 (:meth:`ChatStore.compaction_summary`), so provenance survives any number of compactions.
 
-Each chat also has a chat-level ``summary_text`` (what the chat is about, ``style="theme"``), its
-``summary_embedding`` (the embedding of exactly that text), and a ``title`` derived from it. An automatic
-title changes only when the focus changes: when the cosine between the current summary embedding and the
-embedding the title was derived from falls below ``title_min_similarity`` (default: the embedder's own
-calibrated drift threshold ``embedder.thresholds.title_drift``: the median cosine between a text and the same
-text with half of its sentences on another subject). The first title is the summary sentence closest to the
-summary's own embedding; a new title names the new focus: the sentence closest to the current summary and
-farthest from the summary the old title came from. Titles are cut to 60 characters. A title given by the user is
-never replaced.
+Each chat also has a theme (what the chat is about, ``style="theme"``), refreshed at every append, with its
+embedding (of exactly that text), and a ``title`` derived from it. As in the seed's chats table, the chat's
+``summary_text`` and ``summary_embedding`` are empty until the first compaction and are the theme from then on;
+before it the theme (``Chat.theme``) already gives the chat its title and makes it findable by the chat switch.
+An automatic title changes only when the focus changes: when the cosine between the current theme embedding and
+the embedding the title was derived from (``title_anchor``, stored with its text ``title_anchor_text``) falls
+below ``title_min_similarity`` (default: the embedder's own calibrated drift threshold
+``embedder.thresholds.title_drift``: the median cosine between a text and the same text with half of its
+sentences on another subject). The first title is the summary sentence closest to the summary's own embedding; a
+new title names the new focus: the sentence closest to the current summary and farthest from the summary the old
+title came from. Only what the user said names a chat (or a theme an LLM summariser wrote): the assistant's
+replies never do, and ``meta`` turns (the assistant's bookkeeping: chat-switch exchanges, answers to
+notifications, the "no model" marker) are never summary, title or archive material. Titles are cut to 60
+characters. A title given by the user is never replaced.
 
 Compaction also archives the folded turns as dated 3-turn passages (:mod:`memlab.chats.passages`), embedded and
 full-text indexed, so :meth:`ChatStore.search_history` still finds what was said after the window moved on.
@@ -69,6 +74,7 @@ from memlab.store.lexical import (
     reciprocal_rank_fusion,
     terms_query,
 )
+from memlab.text import split_sentences
 
 __all__ = ["SUMMARY_WINDOW_SIZE", "TURNS_AFTER", "Chat", "ChatStore", "validate_turns"]
 
@@ -133,6 +139,17 @@ SCHEMA: list[str] = [
     CREATE INDEX idx_passages_chat ON chat_passages(chat_id);
     CREATE VIRTUAL TABLE chat_passages_fts USING fts5(owner, text, tokenize='{FTS_TOKENIZER}')
     """,
+    # 3: ``meta`` turns (the assistant's own bookkeeping: chat-switch exchanges, answers to notifications, the
+    # "no model" marker) are kept in the histories but are never summary, title or archive material; the title
+    # anchor keeps the text it is the embedding of (an anchor written before this migration, whose text is lost, is
+    # moved to the current summary: the title stays, only the point drift is measured from moves).
+    """
+    ALTER TABLE chat_turns ADD COLUMN meta INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE chats ADD COLUMN title_anchor_text TEXT;
+    UPDATE chats SET title_anchor_text = summary_text WHERE title_anchor IS NOT NULL AND title_anchor = summary_embedding;
+    UPDATE chats SET title_anchor = summary_embedding, title_anchor_text = summary_text
+        WHERE title_anchor IS NOT NULL AND title_anchor_text IS NULL
+    """,
 ]
 
 _ROLES = ("user", "model")
@@ -150,13 +167,16 @@ class Chat:
         full_history: every turn, oldest first, as ``{"role", "parts": [{"text"}], "thinking"?}`` dicts (UI).
         assistant_history: what the model sees (at most ``summary_window_size`` turns; after the first
             compaction the head is the summary turn). ``thinking`` is never included.
-        summary_text: what the chat is about (``None`` for an empty chat without a title).
-        summary_embedding: float32 embedding of exactly ``summary_text`` (passage mode), or ``None``.
+        summary_text: what the chat is about, as the seed's chats table has it: ``None`` until the first
+            compaction, then the chat's theme (refreshed at every append).
+        summary_embedding: float32 embedding of exactly ``summary_text`` (passage mode); ``None`` with it.
         last_activity_at: time of the last append (UTC).
         created_at: creation time (UTC).
         title_source: ``user`` (never changed automatically) or ``auto``.
         compacted_until: number of ``full_history`` turns folded into the summary turn (0 = not compacted).
         n_compactions: how many times the chat was compacted.
+        theme: what the chat is about now, from its first turn (or its user title) on: the title and the chat
+            switch work from it; ``summary_text`` is the same text once the chat has been compacted.
     """
 
     id: str
@@ -171,6 +191,7 @@ class Chat:
     title_source: str = "auto"
     compacted_until: int = 0
     n_compactions: int = 0
+    theme: str | None = None
 
     @property
     def is_compacted(self) -> bool:
@@ -199,6 +220,7 @@ class Chat:
                 "title_source",
                 "compacted_until",
                 "n_compactions",
+                "theme",
             )
         )
 
@@ -442,7 +464,15 @@ class ChatStore:
         return row
 
     def _turns(self, chat_id: str, start: int = 0, stop: int | None = None) -> list[dict[str, Any]]:
-        sql = "SELECT role, parts, thinking FROM chat_turns WHERE chat_id = ? AND pos >= ?"
+        return [t for _, t in self._turns_meta(chat_id, start, stop)]
+
+    def _content_turns(self, chat_id: str, start: int = 0, stop: int | None = None) -> list[tuple[int, dict[str, Any]]]:
+        """``(position, turn)`` of the turns in ``[start, stop)`` that are conversation, not ``meta`` bookkeeping:
+        the material of summaries and titles."""
+        return [(start + i, t) for i, (meta, t) in enumerate(self._turns_meta(chat_id, start, stop)) if not meta]
+
+    def _turns_meta(self, chat_id: str, start: int = 0, stop: int | None = None) -> list[tuple[bool, dict[str, Any]]]:
+        sql = "SELECT role, parts, thinking, meta FROM chat_turns WHERE chat_id = ? AND pos >= ?"
         params: list[Any] = [chat_id, start]
         if stop is not None:
             sql += " AND pos < ?"
@@ -452,7 +482,7 @@ class ChatStore:
             t: dict[str, Any] = {"role": r["role"], "parts": json.loads(r["parts"])}
             if r["thinking"]:
                 t["thinking"] = r["thinking"]
-            out.append(t)
+            out.append((bool(r["meta"]), t))
         return out
 
     @staticmethod
@@ -470,19 +500,21 @@ class ChatStore:
             {"role": t["role"], "parts": [dict(p) for p in t["parts"]]} for t in visible
         ]
         emb = row["summary_embedding"]
+        compacted = int(row["n_compactions"]) > 0  # the seed's summary fields are empty until the first compaction
         return Chat(
             id=row["id"],
             user_id=row["user_id"],
             title=row["title"],
             full_history=tuple(full),
             assistant_history=tuple(assistant),
-            summary_text=row["summary_text"],
-            summary_embedding=None if emb is None else np.frombuffer(emb, dtype=np.float32).copy(),
+            summary_text=row["summary_text"] if compacted else None,
+            summary_embedding=None if emb is None or not compacted else np.frombuffer(emb, dtype=np.float32).copy(),
             last_activity_at=datetime.fromisoformat(row["last_activity_at"]),
             created_at=datetime.fromisoformat(row["created_at"]),
             title_source=row["title_source"],
             compacted_until=c,
             n_compactions=int(row["n_compactions"]),
+            theme=row["summary_text"],
         )
 
     # ------------------------------------------------------------------ public API
@@ -530,11 +562,18 @@ class ChatStore:
             row["compaction_text"], tuple(self._sentences(row)), row["compaction_summarizer"] or ""
         )
 
-    def append(self, chat_id: str, turns: Sequence[Mapping[str, Any]], *, user_id: str | None = None) -> Chat:
+    def append(self, chat_id: str, turns: Sequence[Mapping[str, Any]], *, user_id: str | None = None,
+               meta: bool | Sequence[bool] = False) -> Chat:
         """Append turns; compact ``assistant_history`` if it exceeds the window; refresh summary and title.
 
         All or nothing: turns are validated first, and the turns, the compaction and the summary are written
         in one transaction (if the summariser fails, nothing is written and the error propagates).
+
+        Args:
+            meta: the turns are the assistant's bookkeeping rather than conversation (a chat-switch request and
+                its answer, an answer to a notification, the "no model" marker): they stay in ``full_history``
+                and ``assistant_history`` but never become summary, title or archive material, so they can never
+                rename the chat. One bool for all the turns, or one per turn.
 
         Raises:
             NotFoundError: unknown chat (or another user's).
@@ -542,10 +581,14 @@ class ChatStore:
         """
         row = self._row(chat_id, user_id, "ChatStore.append")
         clean = validate_turns(turns, owner="ChatStore.append", max_chars=self.max_turn_chars)
+        flags = [meta] * len(clean) if isinstance(meta, bool) else list(meta)
+        if len(flags) != len(clean) or not all(isinstance(f, bool) for f in flags):
+            raise InvalidInputError(
+                f"The 'meta' parameter of ChatStore.append must be a bool or one bool per turn. Got {meta!r}.")
         if not clean:
             return self._to_chat(row)
         with self.db.transaction():
-            self._append(chat_id, clean)
+            self._append(chat_id, clean, meta=flags)
         return self.get(chat_id)
 
     def compact(self, chat_id: str, *, user_id: str | None = None) -> Chat:
@@ -832,14 +875,22 @@ class ChatStore:
         vec: NDArray[np.float32],
         summary: Summary | None,
         old_anchor: NDArray[np.float32] | None = None,
-    ) -> str:
-        """The summary sentence that best names what the chat is about now.
+        user_texts: Sequence[str] = (),
+    ) -> str | None:
+        """The sentence that best names what the chat is about now; ``None`` when there is none to take.
 
-        First title: the sentence closest to the whole summary's embedding (the most "on theme" one). After a
-        drift: the sentence maximising ``cos(s, summary) - cos(s, old title's summary)``, so the new title names
-        the new focus rather than what is left of the old one.
+        Only what the user said (or a theme written by an LLM summariser, or the user's own title) can name a chat:
+        the assistant's replies never do. The candidates are the summary's sentences that are not the model's, else
+        the sentences of the user's turns. First title: the candidate closest to the whole summary's embedding (the
+        most "on theme" one). After a drift: the candidate maximising ``cos(s, summary) - cos(s, old title's
+        summary)``, so the new title names the new focus rather than what is left of the old one.
         """
-        sents = [s.text for s in summary.sentences] if summary is not None and summary.sentences else [text]
+        sents = [s.text for s in summary.sentences if s.role != "model"] if summary is not None else [text]
+        if not sents:
+            sents = [x for t in user_texts for x in split_sentences(t, max_chars=400)]
+        sents = list(dict.fromkeys(x for x in sents if x.strip()))
+        if not sents:
+            return None
         if len(sents) == 1:
             return sents[0]
         sv = np.asarray(self.embedder.embed(sents, mode="passage"), dtype=np.float32)
@@ -848,12 +899,12 @@ class ChatStore:
             score = score - np.einsum("id,d->i", sv, old_anchor)
         return sents[int(np.argmax(score))]
 
-    def _append(self, chat_id: str, clean: list[dict[str, Any]]) -> None:
+    def _append(self, chat_id: str, clean: list[dict[str, Any]], *, meta: Sequence[bool] = ()) -> None:
         row = self.db.query_one("SELECT n_turns FROM chats WHERE id = ?", (chat_id,))
         n = int(row["n_turns"]) if row else 0
         now = self._now().isoformat()
         self.db.executemany(
-            "INSERT INTO chat_turns (chat_id, pos, role, parts, thinking, created_at) VALUES (?,?,?,?,?,?)",
+            "INSERT INTO chat_turns (chat_id, pos, role, parts, thinking, created_at, meta) VALUES (?,?,?,?,?,?,?)",
             [
                 (
                     chat_id,
@@ -862,6 +913,7 @@ class ChatStore:
                     json.dumps(t["parts"], ensure_ascii=False),
                     t.get("thinking"),
                     now,
+                    int(bool(meta[i])) if i < len(meta) else 0,
                 )
                 for i, t in enumerate(clean)
             ],
@@ -869,8 +921,9 @@ class ChatStore:
         self.db.execute(
             "UPDATE chats SET n_turns = ?, last_activity_at = ? WHERE id = ?", (n + len(clean), now, chat_id)
         )
-        self._compact(chat_id)
-        self._refresh_summary(chat_id)
+        compacted = self._compact(chat_id)
+        if compacted or not all(bool(meta[i]) if i < len(meta) else False for i in range(len(clean))):
+            self._refresh_summary(chat_id)  # bookkeeping alone changes nothing the summary is made of
 
     def _compact(self, chat_id: str) -> bool:
         row = self.db.query_one("SELECT * FROM chats WHERE id = ?", (chat_id,))
@@ -882,9 +935,10 @@ class ChatStore:
         passages = [Passage(s.text, s.role, s.sources, prior=True) for s in self._sentences(row)]
         if c > 0 and not passages and row["compaction_text"]:
             passages = [Passage(row["compaction_text"], "summary", tuple(range(c)), prior=True)]
-        passages += [
-            Passage(_turn_text(t), t["role"], (c + i,)) for i, t in enumerate(self._turns(chat_id, c, new_c))
-        ]
+        folded = self._content_turns(chat_id, c, new_c)
+        if not folded and not passages:  # only bookkeeping was folded: it still must leave a trace
+            folded = [(c + i, t) for i, t in enumerate(self._turns(chat_id, c, new_c))]
+        passages += [Passage(_turn_text(t), t["role"], (pos,)) for pos, t in folded]
         summary = self.summarizer.summarize(passages, max_chars=self.summary_max_chars, style="compaction")
         if not summary.text.strip():  # a summariser must never make the old turns vanish without a trace
             text = " ".join(p.text for p in passages)[: self.summary_max_chars]
@@ -912,15 +966,19 @@ class ChatStore:
             return 0
         first = max(0, start - (PASSAGE_TURNS - 1))
         rows = self.db.query(
-            "SELECT pos, parts, created_at FROM chat_turns WHERE chat_id = ? AND pos >= ? AND pos < ? ORDER BY pos",
+            "SELECT pos, parts, created_at, meta FROM chat_turns WHERE chat_id = ? AND pos >= ? AND pos < ? "
+            "ORDER BY pos",
             (chat_id, first, upto),
         )
         times = {int(r["pos"]): datetime.fromisoformat(r["created_at"]) for r in rows}
-        texts = {int(r["pos"]): "\n".join(p["text"] for p in json.loads(r["parts"])) for r in rows}
+        # bookkeeping turns (meta) are not what was talked about: they are left out of the archive
+        texts = {int(r["pos"]): "" if r["meta"] else "\n".join(p["text"] for p in json.loads(r["parts"])) for r in rows}
         dense_times = [times.get(i, times[min(times)]) for i in range(upto)] if times else []
-        windows = passage_windows(dense_times, start, upto)
+        windows = [(a, b) for a, b in passage_windows(dense_times, start, upto)
+                   if any(texts.get(i, "").strip() for i in range(a, b + 1))]
         passages = [(a, b, passage_text([texts[i] for i in range(a, b + 1)], times[b])) for a, b in windows]
-        vecs = np.asarray(self.embedder.embed([t for _, _, t in passages], mode="passage"), dtype=np.float32)
+        vecs = (np.asarray(self.embedder.embed([t for _, _, t in passages], mode="passage"), dtype=np.float32)
+                if passages else np.zeros((0, self.embedder.dim), dtype=np.float32))
         user = row["user_id"]
         for (a, b, text), vec in zip(passages, vecs, strict=True):
             cur = self.db.execute(
@@ -942,18 +1000,18 @@ class ChatStore:
         if row["title_source"] == "user" and row["title"]:
             passages.append(Passage(row["title"], "summary", (), prior=True))
         passages += [Passage(s.text, s.role, s.sources, prior=True) for s in self._sentences(row)]
-        passages += [
-            Passage(_turn_text(t), t["role"], (c + i,)) for i, t in enumerate(self._turns(chat_id, c))
-        ]
+        said = [Passage(_turn_text(t), t["role"], (pos,)) for pos, t in self._content_turns(chat_id, c)]
+        passages += said
         summary = self.summarizer.summarize(passages, max_chars=self.chat_summary_max_chars, style="theme")
         if summary.text.strip():
-            self._set_summary(chat_id, summary.text, summary)
+            self._set_summary(chat_id, summary.text, summary, [p.text for p in said if p.role == "user"])
 
-    def _set_summary(self, chat_id: str, text: str, summary: Summary | None = None) -> None:
+    def _set_summary(self, chat_id: str, text: str, summary: Summary | None = None,
+                     user_texts: Sequence[str] = ()) -> None:
         vec = np.asarray(self.embedder.embed([text], mode="passage"), dtype=np.float32)[0]
         name = getattr(self.embedder, "name", type(self.embedder).__name__)
         row = self.db.query_one(
-            "SELECT title, title_source, title_anchor FROM chats WHERE id = ?", (chat_id,)
+            "SELECT title, title_source, title_anchor, title_anchor_text FROM chats WHERE id = ?", (chat_id,)
         )
         self.db.execute(
             "UPDATE chats SET summary_text = ?, summary_embedding = ?, summary_embedder = ? WHERE id = ?",
@@ -965,12 +1023,19 @@ class ChatStore:
         drifted, old = True, None
         if row["title"] and anchor is not None:
             a = np.frombuffer(anchor, dtype=np.float32)
+            if a.shape != vec.shape and row["title_anchor_text"]:  # another embedder wrote it: embed its text again
+                a = np.asarray(self.embedder.embed([row["title_anchor_text"]], mode="passage"), dtype=np.float32)[0]
+                self.db.execute("UPDATE chats SET title_anchor = ? WHERE id = ?", (a.tobytes(), chat_id))
             drifted = a.shape != vec.shape or float(np.dot(a, vec)) < self._title_threshold()
             old = a
         if drifted:
-            title = make_title(self._title_sentence(text, vec, summary, old))
+            sentence = self._title_sentence(text, vec, summary, old, user_texts)
+            if sentence is None:  # nothing the user said yet: the title (if any) stays
+                return
+            # the anchor is the embedding of exactly ``title_anchor_text``: every stored embedding has its text
             self.db.execute(
-                "UPDATE chats SET title = ?, title_anchor = ? WHERE id = ?", (title, vec.tobytes(), chat_id)
+                "UPDATE chats SET title = ?, title_anchor = ?, title_anchor_text = ? WHERE id = ?",
+                (make_title(sentence), vec.tobytes(), text, chat_id),
             )
 
 

@@ -15,9 +15,11 @@ FATIGUE_WARNING_THRESHOLD = 0.5
 _TEXT = {
     "it": {
         "facts": "## INFORMAZIONI GIÀ RACCOLTE",
-        "facts_note": "⚠️ NON chiedere nuovamente informazioni su questi temi: le hai già.",
+        "facts_note": "⚠️ NON chiedere nuovamente informazioni su questi temi. Se devi approfondire, parti da quello "
+                      "che già sai.",
         "topics": "## TOPIC GIÀ DISCUSSI",
-        "covered": "sotto-obiettivi coperti",
+        "covered": "coperti",
+        "none": "nessuno",
         "missing": "mancanti",
         "unanswered": "## AREE SENZA RISPOSTA",
         "attempts": "tentativi",
@@ -37,9 +39,11 @@ _TEXT = {
     },
     "en": {
         "facts": "## INFORMATION ALREADY COLLECTED",
-        "facts_note": "⚠️ Do NOT ask again about these topics: you already know them.",
+        "facts_note": "⚠️ Do NOT ask again about these topics. If you need to go deeper, start from what you "
+                      "already know.",
         "topics": "## TOPICS ALREADY DISCUSSED",
-        "covered": "sub-goals covered",
+        "covered": "covered",
+        "none": "none",
         "missing": "missing",
         "unanswered": "## UNANSWERED AREAS",
         "attempts": "attempts",
@@ -107,9 +111,8 @@ def format_for_prompt(
     if memory.topics:
         out.append(str(t["topics"]))
         for tp in memory.topics:
-            line = f"- {tp.label}: {tp.coverage.value}"
-            if tp.covered:
-                line += f" ({t['covered']}: {', '.join(tp.covered)})"
+            # the seed's line: "label: coverage (coperti: a, b)", "(coperti: nessuno)" when no sub-goal is covered
+            line = f"- {tp.label}: {tp.coverage.value} ({t['covered']}: {', '.join(tp.covered) or t['none']})"
             if tp.missing:
                 line += f" [{t['missing']}: {', '.join(tp.missing)}]"
             out.append(line)

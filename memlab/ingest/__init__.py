@@ -3,7 +3,8 @@ Qdrant (embedded local mode by default, a server URL when configured). Needs ``m
 
 - :func:`parse_document` / :func:`detect_format`: clean sections of a document.
 - :func:`chunk_text`: fixed-size chunks with overlap, cut at paragraph, sentence or word boundaries.
-- :class:`ChunkStore`: per-user chunks with tags; ``ingest_text``, ``ingest_path``, ``query``. The ``semantic``
+- :class:`ChunkStore`: per-user chunks with tags; ``ingest_text``, ``ingest_path``, ``ingest_files`` (with the
+  seed's files/chunks/errors counts), ``query``. The ``semantic``
   MCP server (``vector.query``) and ``POST /v1/ingest`` use it.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from memlab.ingest.chunk import Chunk, chunk_text
 from memlab.ingest.parse import FORMATS, Document, Section, detect_format, parse_document
-from memlab.ingest.store import ChunkHit, ChunkStore, IngestReport
+from memlab.ingest.store import ChunkHit, ChunkStore, IngestReport, PathIngestReport
 
 __all__ = [
     "FORMATS",
@@ -20,6 +21,7 @@ __all__ = [
     "ChunkStore",
     "Document",
     "IngestReport",
+    "PathIngestReport",
     "Section",
     "chunk_text",
     "detect_format",

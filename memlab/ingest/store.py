@@ -35,11 +35,17 @@ from pathlib import Path
 from typing import Any
 
 from memlab._validation import check_positive_int, check_text, check_user_id
-from memlab.errors import BackendError, DimensionMismatchError, InvalidInputError, MissingDependencyError
+from memlab.errors import (
+    BackendError,
+    DimensionMismatchError,
+    InvalidInputError,
+    MissingDependencyError,
+    NotFoundError,
+)
 from memlab.ingest.chunk import chunk_text
 from memlab.ingest.parse import detect_format, parse_document
 
-__all__ = ["ChunkHit", "ChunkStore", "IngestReport"]
+__all__ = ["ChunkHit", "ChunkStore", "IngestReport", "PathIngestReport"]
 
 _NS = uuid.UUID("6f1c1a52-9a3e-4d7e-8f52-3d1f0c9b7a11")
 _MAX_TAGS = 20
@@ -99,6 +105,41 @@ class IngestReport:
         """A JSON-able view."""
         return {"source": self.source, "fmt": self.fmt, "title": self.title, "n_chunks": self.n_chunks,
                 "n_chars": self.n_chars, "replaced": self.replaced, "tags": list(self.tags)}
+
+
+@dataclass(frozen=True, slots=True)
+class PathIngestReport:
+    """What ingesting a file or a folder stored (:meth:`ChunkStore.ingest_files`), with the seed's statistics.
+
+    Attributes:
+        documents: one report per document stored.
+        failed: ``(source, reason)`` of every file that could not be ingested (unsupported type, too large,
+            unreadable); the others were stored all the same.
+    """
+
+    documents: tuple[IngestReport, ...] = ()
+    failed: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def files(self) -> int:
+        """Files stored."""
+        return len(self.documents)
+
+    @property
+    def chunks(self) -> int:
+        """Chunks stored, over every file."""
+        return sum(d.n_chunks for d in self.documents)
+
+    @property
+    def errors(self) -> int:
+        """Files that failed."""
+        return len(self.failed)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able view: ``files``, ``chunks``, ``errors``, ``documents`` and ``failed`` (``{source, error}``)."""
+        return {"files": self.files, "chunks": self.chunks, "errors": self.errors,
+                "documents": [d.to_dict() for d in self.documents],
+                "failed": [{"source": src, "error": why} for src, why in self.failed]}
 
 
 def _check_tags(tags: Iterable[str] | None, owner: str) -> tuple[str, ...]:
@@ -315,6 +356,56 @@ class ChunkStore:
             reports.append(self.ingest_text(user_id, f.read_bytes(), fmt=fmt, source=f.relative_to(root).as_posix(),
                                             tags=tags))
         return reports
+
+    def ingest_files(
+        self, user_id: str, path: str | Path, *, tags: Iterable[str] | None = None, pattern: str = "**/*",
+        max_file_bytes: int = 5_000_000, within: str | Path | None = None,
+    ) -> PathIngestReport:
+        """Ingest a file, or every file under a folder (``pattern`` relative to it, hidden files left out), counting
+        what failed instead of stopping at it (the seed's ``{files, chunks, errors}``): a file of an unsupported type,
+        larger than ``max_file_bytes``, unreadable, or (with ``within``) resolving outside ``within`` is reported in
+        ``failed`` and the others are stored. Sources are the paths relative to the folder (the file name for a single
+        file).
+
+        Raises:
+            NotFoundError: the path does not exist, or (with ``within``) is not inside that folder (it does not exist
+                for this caller).
+            InvalidInputError: bad user or tags.
+            BackendError: Qdrant failed.
+        """
+        owner = "ChunkStore.ingest_files"
+        user_id = check_user_id(user_id, owner=owner)
+        tag_t = _check_tags(tags, owner)
+        root = Path(path).expanduser()
+        try:
+            fence = Path(within).expanduser().resolve() if within is not None else None
+            if fence is not None and not root.resolve().is_relative_to(fence):
+                raise NotFoundError(f"Cannot ingest {str(path)!r}: no such file or folder under {str(fence)!r}.")
+            if root.is_file():
+                files, base = [root], root.parent
+            elif root.is_dir():
+                base = root
+                files = sorted(p for p in root.glob(pattern)
+                               if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts))
+            else:
+                raise NotFoundError(f"Cannot ingest {str(path)!r}: no such file or folder.")
+        except (OSError, RuntimeError) as exc:  # a name too long, a symlink loop: not a file that can be read
+            raise NotFoundError(f"Cannot ingest {str(path)!r}: {exc}") from exc
+        done: list[IngestReport] = []
+        failed: list[tuple[str, str]] = []
+        for f in files:
+            source = f.relative_to(base).as_posix()
+            try:
+                if fence is not None and not f.resolve().is_relative_to(fence):
+                    raise InvalidInputError(f"{source!r} links outside {str(fence)!r}.")
+                fmt = detect_format(f)
+                size = f.stat().st_size
+                if size > max_file_bytes:
+                    raise InvalidInputError(f"{source!r} has {size} bytes, more than {max_file_bytes}.")
+                done.append(self.ingest_text(user_id, f.read_bytes(), fmt=fmt, source=source, tags=tag_t))
+            except (InvalidInputError, OSError) as exc:
+                failed.append((source, str(exc)))
+        return PathIngestReport(tuple(done), tuple(failed))
 
     def delete_source(self, user_id: str, source: str) -> int:
         """Remove one document's chunks; returns how many were removed."""

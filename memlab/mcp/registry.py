@@ -3,7 +3,8 @@
 Each server is registered under a namespace (``memory``, ``time``, ``vector``); its tool ``search`` becomes
 ``memory.search`` for the model. A server target is a ``ws://``/``wss://`` URL (memlab's WebSocket transport,
 optionally with a bearer key), a :class:`mcp.StdioServerParameters` (a subprocess), an SDK server object
-(in-process), or any SDK transport. Calls that fail at the transport level (connection lost, timeout) are retried
+(in-process), or any SDK transport. Each connection is held by a task of its own (asyncio), so any server can be
+closed or reconnected in any order. Calls that fail at the transport level (connection lost, timeout) are retried
 with exponential backoff (tenacity) after reconnecting that server; a tool's own error result is returned as is,
 never retried (the model reads it and corrects itself).
 
@@ -24,14 +25,13 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Mapping
-from contextlib import AsyncExitStack
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from memlab.errors import BackendError, InvalidInputError, NotFoundError
 
-__all__ = ["MCPRegistry", "RegisteredTool", "ServerSpec", "ToolResult"]
+__all__ = ["MCPRegistry", "RegisteredTool", "ServerSpec", "ToolResult", "target_from_text"]
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +91,41 @@ class ToolResult:
     attempts: int = 1
 
 
+def target_from_text(text: str) -> Any:
+    """A server target written as text (``Settings.mcp_servers``): a ``ws://``/``wss://`` URL as is, anything else a
+    command line started as a subprocess over stdio (:class:`mcp.StdioServerParameters`).
+
+    Raises:
+        InvalidInputError: an empty text or an ``http(s)://`` URL (memlab's MCP transport is WebSocket).
+
+    Example:
+        >>> target_from_text("ws://127.0.0.1:7001/mcp")
+        'ws://127.0.0.1:7001/mcp'
+        >>> t = target_from_text("python -m memlab.cli.main mcp serve datetime --transport stdio")
+        >>> t.command, t.args[:2]
+        ('python', ['-m', 'memlab.cli.main'])
+    """
+    import shlex
+
+    text = text.strip() if isinstance(text, str) else ""
+    if not text or text.startswith(("http://", "https://")):
+        raise InvalidInputError(f"An MCP server target must be a ws:// or wss:// URL or a command line. Got {text!r}.")
+    if text.startswith(("ws://", "wss://")):
+        return text
+    from mcp import StdioServerParameters
+
+    argv = shlex.split(text)
+    return StdioServerParameters(command=argv[0], args=argv[1:])
+
+
+class _ConnectFailure(Exception):
+    """Carries why a connection could not be opened from the task that tried to the caller."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
 class _TransportFailure(BackendError):
     """A call failed below the tool (connection, timeout): worth a reconnect and a retry."""
 
@@ -104,6 +139,8 @@ class MCPRegistry:
         backoff_s: first backoff wait (doubles, capped at 8x).
         timeout_s: per-request read timeout.
         mode: the SDK's connection mode: ``legacy`` (``initialize`` handshake, as the seed's JSON-RPC) or ``auto``.
+        optional: namespaces whose server may be unreachable: :meth:`connect_all` leaves it out (logged, and named
+            in :attr:`unavailable`) instead of failing.
 
     Raises:
         InvalidInputError: a bad namespace or parameter.
@@ -117,6 +154,7 @@ class MCPRegistry:
         backoff_s: float = 0.2,
         timeout_s: float = 30.0,
         mode: str = "legacy",
+        optional: Collection[str] = (),
     ) -> None:
         if not servers:
             raise InvalidInputError("The 'servers' parameter of MCPRegistry must name at least one server. Got {}.")
@@ -132,9 +170,13 @@ class MCPRegistry:
         self.backoff_s = float(backoff_s)
         self.timeout_s = float(timeout_s)
         self.mode = mode
+        self.optional = frozenset(optional)
+        #: optional servers left out by :meth:`connect_all`, with the reason
+        self.unavailable: dict[str, str] = {}
         self.tools: dict[str, RegisteredTool] = {}
+        self.close_timeout_s = 5.0
         self._clients: dict[str, Any] = {}
-        self._stacks: dict[str, AsyncExitStack] = {}
+        self._holders: dict[str, tuple[Any, Any]] = {}  # ns -> (the task holding its connection, its stop event)
 
     # ------------------------------------------------------------------ connections
     def _client(self, spec: ServerSpec) -> Any:
@@ -150,27 +192,62 @@ class MCPRegistry:
         return Client(target, mode=self.mode, read_timeout_seconds=self.timeout_s)
 
     async def _connect(self, ns: str) -> Any:
-        stack = AsyncExitStack()
+        """Open ``ns`` in a task of its own, which holds the connection until :meth:`_disconnect` (the SDK client
+        is a nest of anyio task groups and cancel scopes: they must be left by the task that entered them, in
+        reverse order, so one shared task could only ever close the server connected last)."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[Any] = loop.create_future()
+        stop = asyncio.Event()
+        client_cm = self._client(self.servers[ns])  # InvalidInputError for a bad target, before any task
+
+        async def hold() -> None:
+            try:
+                async with client_cm as client:
+                    if not ready.done():
+                        ready.set_result(client)
+                    await stop.wait()
+            except BaseException as exc:  # noqa: BLE001 - reported to the caller or logged; the task just ends
+                if not ready.done():
+                    ready.set_exception(_ConnectFailure(exc))
+                else:
+                    log.debug("MCP server %s: connection ended: %s", ns, _leaf(exc))
+                if isinstance(exc, asyncio.CancelledError):
+                    raise
+
+        task = asyncio.create_task(hold(), name=f"memlab-mcp-{ns}")
         try:
-            client = await stack.enter_async_context(self._client(self.servers[ns]))
-        except InvalidInputError:
-            await stack.aclose()
-            raise
-        except BaseException as exc:
-            await stack.aclose()
+            client = await ready
+        except _ConnectFailure as failure:
+            await asyncio.gather(task, return_exceptions=True)
+            exc = failure.cause
+            if isinstance(exc, InvalidInputError):
+                raise exc from None
             raise BackendError(f"Cannot connect to MCP server {ns!r}: {_leaf(exc)}") from exc
-        self._stacks[ns] = stack
+        except BaseException:  # cancelled while connecting: do not leave the task behind
+            stop.set()
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            raise
+        self._holders[ns] = (task, stop)
         self._clients[ns] = client
         return client
 
     async def _disconnect(self, ns: str) -> None:
+        import asyncio
+
         self._clients.pop(ns, None)
-        stack = self._stacks.pop(ns, None)
-        if stack is not None:
-            try:
-                await stack.aclose()
-            except BaseException as exc:  # noqa: BLE001 - a dead connection may fail to close cleanly
-                log.debug("closing MCP server %s: %s", ns, _leaf(exc))
+        holder = self._holders.pop(ns, None)
+        if holder is None:
+            return
+        task, stop = holder
+        stop.set()
+        done, _ = await asyncio.wait({task}, timeout=self.close_timeout_s)
+        if not done:  # a dead connection may hang while closing
+            log.debug("closing MCP server %s: no answer within %.1f s; cancelled", ns, self.close_timeout_s)
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
     async def connect_all(self) -> dict[str, RegisteredTool]:
         """Connect to every server and discover their tools.
@@ -179,12 +256,18 @@ class MCPRegistry:
             The catalogue (``{namespaced name: RegisteredTool}``).
 
         Raises:
-            BackendError: a server cannot be reached (the others are closed again).
+            BackendError: a server that is not ``optional`` cannot be reached (the others are closed again).
         """
         try:
             for ns in self.servers:
                 if ns not in self._clients:
-                    await self._connect(ns)
+                    try:
+                        await self._connect(ns)
+                    except (BackendError, InvalidInputError) as exc:
+                        if ns not in self.optional:
+                            raise
+                        log.warning("MCP server %s left out: %s", ns, exc)
+                        self.unavailable[ns] = str(exc)
             return await self.refresh_tools()
         except BaseException:
             await self.aclose()
@@ -204,7 +287,7 @@ class MCPRegistry:
 
     async def aclose(self) -> None:
         """Close every connection."""
-        for ns in list(self._stacks):
+        for ns in list(self._holders)[::-1]:
             await self._disconnect(ns)
 
     async def __aenter__(self) -> MCPRegistry:

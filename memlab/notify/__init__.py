@@ -10,10 +10,11 @@ Example:
     >>> svc = NotificationService(store)
     >>> n = svc.create("contradiction", "high", "compleanno", "u1", memory_ids=[b.id, a.id],
     ...                payload={"first": {"id": a.id, "text": a.text}, "second": {"id": b.id, "text": b.text}})
-    >>> for line in format_notification(n).splitlines()[:2]:
+    >>> for line in format_notification(n).splitlines()[:3]:
     ...     print(line)
     [⚠️ IMPORTANTE] Ho rilevato una contraddizione: in precedenza mi avevi detto «Sono nato il 12 luglio 1990», ma ora mi dici «Il mio compleanno è il 15 agosto».
-    [⚠️ IMPORTANTE] Ho notato una contraddizione nella memoria:
+    [⚠️ CONTRADDIZIONE RILEVATA]
+    Ho notato una contraddizione nella memoria:
     >>> svc.resolve(n.id, "A", user_id="u1").status.value, store.get(b.id, user_id="u1").is_active
     ('resolved', False)
 """

@@ -4,17 +4,19 @@
   time, then the A–D question block, each option with its value when the detector found one::
 
       [⚠️ IMPORTANTE] Ho rilevato una contraddizione: in precedenza mi avevi detto «Sono nato il 12 luglio 1990», ma ora mi dici «Il mio compleanno è il 15 agosto».
-      [⚠️ IMPORTANTE] Ho notato una contraddizione nella memoria:
+      Il dato «compleanno» non coincide: prima 12 luglio, ora 15 agosto.
+      [⚠️ CONTRADDIZIONE RILEVATA]
+      Ho notato una contraddizione nella memoria:
       1. Memoria precedente: "Sono nato il 12 luglio 1990"
       2. Memoria nuova: "Il mio compleanno è il 15 agosto"
-      Il dato «compleanno» non coincide: prima 12 luglio, ora 15 agosto.
       Quale informazione è corretta?
       - A) La prima (12 luglio)
       - B) La seconda (15 agosto)
       - C) Entrambe sono corrette (spiega il contesto)
       - D) Cancella entrambe
 
-  The explanation line and the option values are rendered in the language the block is shown in (from what the
+  From the ``[⚠️ CONTRADDIZIONE RILEVATA]`` marker on, the block is the seed's; the sentence and the explanation
+  line (what differs) come before it. The explanation line and the option values are rendered in the language the block is shown in (from what the
   checker recorded, see :func:`memlab.integrity.explain.render_explanation`); other HIGH notifications are shown as
   ``[⚠️ IMPORTANTE] <content>``.
 - MEDIUM: **after** the reply, the offer "Ho una notifica importante per te. Vuoi che te la mostri ora? (sì/no)"
@@ -83,15 +85,17 @@ def format_notification(n: Notification, lang: str = "it", *, with_ref: bool = F
         # cannot add options or a second block
         details = n.payload.get("details") if isinstance(n.payload.get("details"), dict) else {}
         clarify = details.get("kind") == "clarification"
-        head = t["clarify_head"] if clarify else t["contradiction_head"]
-        lines = [] if clarify else [contradiction_sentence(n, lang)]
-        lines += [head, f'1. {t["previous"]}: "{one_line(first)}"',
-                  f'2. {t["new"]}: "{one_line(second)}"']
         # the explanation in the reader's language, rebuilt from what the checker recorded (older notifications:
         # the text stored with them)
         expl = render_explanation(details.get("explain"), lang) or str(n.payload.get("explanation") or "")
         expl = one_line(_statement_only(expl))
-        if expl:
+        if clarify:
+            lines = [t["clarify_head"]]
+        else:  # the seed's sentence and what differs, then the seed's block under its marker
+            lines = [contradiction_sentence(n, lang), *([expl] if expl else []), t["contradiction_marker"],
+                     t["contradiction_head"]]
+        lines += [f'1. {t["previous"]}: "{one_line(first)}"', f'2. {t["new"]}: "{one_line(second)}"']
+        if clarify and expl:
             lines.append(expl)
         lines += [t["question"], t["A"].format(value=v1), t["B"].format(value=v2), t["C"], t["D"]]
         if with_ref:

@@ -1,13 +1,23 @@
 """Seed 003's agent routes on the ``memlab serve`` app: ``POST /v1/chat`` (SSE) and ``POST /v1/ingest``.
 
-``/v1/chat`` runs :func:`~memlab.mcp.run_turn_stepper` for the key's user with memlab's MCP servers connected
-in-process (``memory.*`` scoped to that user, ``time.now``, and ``vector.query`` over the user's ingested
-documents when ingestion is available), and streams server-sent events:
+``/v1/chat`` is one turn of the memory assistant (:meth:`memlab.assistant.Assistant.start_turn` /
+:meth:`~memlab.assistant.Assistant.finish_turn`, the flow of ``POST /api/turn``) whose reply is written by
+:func:`~memlab.mcp.run_turn_stepper`: an answer to an open contradiction ("A", "la prima") is applied without a
+model call; otherwise the pending HIGH notifications are streamed first, the message's facts are stored and their
+integrity checks enqueued, the model answers with memlab's MCP servers connected in-process (``memory.*`` scoped
+to the key's user, ``time.now``, and ``vector.query`` over the user's ingested documents when ingestion is
+available) plus the extra servers of ``MEMLAB_MCP_SERVERS`` (:attr:`memlab.config.Settings.mcp_servers`), with the
+user's memories in its system prompt, and a MEDIUM offer follows the reply. The client sends its own history
+(``messages``): the turn is appended to no chat. Server-sent events:
 
-- ``token``: ``{"text": ...}`` a visible piece of the model's reply, as it arrives;
+- ``token``: ``{"text": ...}`` a visible piece of the turn, as it arrives (the HIGH block first, when there is one,
+  then the model's reply, then the MEDIUM offer);
 - ``tool``: ``{"name", "arguments", "is_error", "dropped"}`` after each tool call (``dropped``: extra calls of the
   same reply that the single-tool rule did not run);
-- ``done``: ``{"content", "tool_calls", "stopped"}`` the final answer;
+- ``done``: ``{"content", "tool_calls", "stopped", "response", "kind", "high_urgency_notifications",
+  "notifications_count", "memory_ids", "job_ids", "checked"}``: ``content`` is the model's answer, ``response``
+  everything the user saw (as ``POST /api/turn``'s ``response``); ``checked``: the checks of this message's
+  memories finished before the event (``wait``, default true);
 - ``error``: ``{"error", "detail"}`` when the model or a server failed (the stream then ends).
 
 The model's hidden reasoning (``thinking``) is logged on the server, never sent. The model is
@@ -17,9 +27,12 @@ The model's hidden reasoning (``thinking``) is logged on the server, never sent.
 The same app also serves memlab's MCP servers over WebSocket, in-process (one store, one worker thread):
 ``/mcp`` (``memory``, for the bearer key's user), ``/mcp/datetime`` and ``/mcp/semantic``.
 
-``/v1/ingest`` parses, chunks, embeds (with the store's embedder) and upserts one document into the user's
-chunks in Qdrant (``app.state.chunks`` when set, else ``MEMLAB_QDRANT_URL``, else an embedded store beside the
-database).
+``/v1/ingest`` parses, chunks, embeds (with the store's embedder) and upserts documents into the user's chunks in
+Qdrant (``app.state.chunks`` when set, else ``MEMLAB_QDRANT_URL``, else an embedded store beside the database): one
+document sent as ``content``, or, in the seed's form ``{path_or_url, tags}``, a file or every file of a folder under
+``MEMLAB_INGEST_ROOT`` (a URL is refused with 422: the server fetches nothing from the network; a path that does not
+exist under the root, ``<data_dir>/ingest`` by default, is 404). The answer counts
+``files``, ``chunks`` and ``errors`` (files that could not be ingested, each named in ``failed``).
 """
 
 from __future__ import annotations
@@ -27,20 +40,30 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, FastAPI, Request, Response
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictBool, Tag, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StrictBool,
+    Tag,
+    model_validator,
+)
 
 from memlab.errors import BackendError, MemlabError, MissingDependencyError
-from memlab.serve.common import WRITE, Svc, User
+from memlab.serve.common import WRITE, WRITE_ONE, Svc, User
 from memlab.serve.schemas import IngestOut, JsonInt, text_field
 
-__all__ = ["ChatMessage", "ChatRequest", "ChatWithMessage", "ChatWithMessages", "IngestRequest", "add_agent_routes",
-           "router"]
+__all__ = ["ChatMessage", "ChatRequest", "ChatWithMessage", "ChatWithMessages", "IngestBody", "IngestPathRequest",
+           "IngestRequest", "add_agent_routes", "router"]
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +113,8 @@ class _ChatOptions(BaseModel):
     model_config = _STRICT
     enable_tools: StrictBool = Field(True, description="False: a plain answer, no tools")
     max_steps: JsonInt = Field(6, ge=1, le=20, description="most tool calls in this turn")
+    wait: StrictBool = Field(True, description="wait (up to 120 s) for the integrity checks of the memories this "
+                                               "message stored before the `done` event")
 
 
 class ChatWithMessage(_ChatOptions):
@@ -136,7 +161,7 @@ ChatRequest = Annotated[
 
 
 class IngestRequest(BaseModel):
-    """Body of ``POST /v1/ingest``."""
+    """``POST /v1/ingest``: the document itself (``content``)."""
 
     model_config = _STRICT
     content: str = Field(min_length=1, max_length=5_000_000,
@@ -147,11 +172,59 @@ class IngestRequest(BaseModel):
     tags: list[text_field(64, "a tag")] = Field(default_factory=list, max_length=20)  # type: ignore[valid-type]
 
 
+#: What a URL looks like to ``/v1/ingest`` (a scheme, then ``://``); stated in the schema as ``not: {pattern}``.
+URL_PATTERN = r"^[A-Za-z][A-Za-z0-9+.-]*://"
+_URL = re.compile(URL_PATTERN)
+_NO_URL = ("a URL cannot be ingested: this server has no network access (send the text as `content`, or a path under "
+           "MEMLAB_INGEST_ROOT)")
+
+
+def _not_a_url(value: str) -> str:
+    if _URL.match(value):
+        raise ValueError(_NO_URL)
+    return value
+
+
+class IngestPathRequest(BaseModel):
+    """``POST /v1/ingest``, the seed's form: a file or folder on the server's disk, under ``MEMLAB_INGEST_ROOT``
+    (relative paths are taken from it). Every supported file (``.txt``, ``.md``, ``.html``) is stored; the others are
+    counted in ``errors``. A URL is refused with 422 (the server fetches nothing from the network); a path that does
+    not exist under the root (``MEMLAB_INGEST_ROOT``, default ``<data_dir>/ingest``) is 404."""
+
+    model_config = _STRICT
+    path_or_url: Annotated[text_field(4096, "a file or folder under MEMLAB_INGEST_ROOT; not a URL"),  # type: ignore[valid-type]
+                           Field(json_schema_extra={"not": {"pattern": URL_PATTERN}}), AfterValidator(_not_a_url)]
+    tags: list[text_field(64, "a tag")] = Field(default_factory=list, max_length=20)  # type: ignore[valid-type]
+
+
+def _ingest_form(value: Any) -> str:
+    has_path = "path_or_url" in value if isinstance(value, dict) else isinstance(value, IngestPathRequest)
+    return "IngestPathRequest" if has_path else "IngestRequest"
+
+
+#: Body of ``POST /v1/ingest``: ``{content, fmt, source, tags}`` or the seed's ``{path_or_url, tags}``.
+IngestBody = Annotated[
+    Annotated[IngestRequest, Tag("IngestRequest")] | Annotated[IngestPathRequest, Tag("IngestPathRequest")],
+    Discriminator(_ingest_form),
+    Body(description="either {content, fmt?, source, tags?} or the seed's {path_or_url, tags?} (a server path)"),
+]
+
+
+#: Longest memory section in the system prompt of ``/v1/chat`` (characters): the agent reads more with memory.search.
+AGENT_MEMORY_CHARS = 4000
+
+
 def _chat_llm(request: Request, svc: Any) -> Any:
     llm = getattr(request.app.state, "chat_llm", None) or getattr(svc.lab.assistant, "llm", None)
     if llm is None or not hasattr(llm, "complete"):
-        raise BackendError("No chat model configured: set MEMLAB_LLM_BACKEND (ollama|openai), MEMLAB_LLM_MODEL and "
-                           "MEMLAB_LLM_BASE_URL, or app.state.chat_llm.")
+        from typing import get_args
+
+        from memlab.config import Settings
+
+        backends = "|".join(get_args(Settings.model_fields["llm_backend"].annotation))
+        raise BackendError(f"No chat model configured: set MEMLAB_LLM_BACKEND ({backends}; llamacpp, or auto with "
+                           "memlab[llm-local] installed, runs the local model; ollama and openai also need "
+                           "MEMLAB_LLM_MODEL and MEMLAB_LLM_BASE_URL), or app.state.chat_llm.")
     return llm
 
 
@@ -241,31 +314,34 @@ _SSE_EVENT = {
         "event": {"type": "string", "enum": ["token", "tool", "done", "error"]},
         "data": {"type": "string", "contentMediaType": "application/json",
                  "description": "JSON: token {text}; tool {name, arguments, is_error, dropped}; done {content, "
-                                "tool_calls, stopped}; error {error, detail}"},
+                                "tool_calls, stopped, response, kind, high_urgency_notifications, "
+                                "notifications_count, memory_ids, job_ids, checked}; error {error, detail}"},
     },
 }
 _SSE = {"description": "The turn as server-sent events: `token`s, a `tool` event after each tool call, then `done` "
                        "(or `error`, which ends the stream).", "content": {"text/event-stream": {"schema": _SSE_EVENT}}}
 
 
-@router.post("/v1/chat", summary="One agent turn with memlab's MCP tools, streamed as server-sent events",
+@router.post("/v1/chat", summary="One memory-assistant turn with memlab's MCP tools, streamed as server-sent events",
              operation_id="chat", response_class=_EventStream, responses={200: _SSE, **{
                  code: {"description": r["description"], "content": {"application/json": {"schema": {
                      "$ref": "#/components/schemas/ErrorBody"}}}} for code, r in WRITE.items()}})
 async def chat(body: ChatRequest, user: User, svc: Svc, request: Request) -> Any:
-    """Run the single-tool stepper for the key's user; see the module docstring for the events."""
+    """The memory assistant's turn for the key's user, its reply written by the single-tool stepper; see the module
+    docstring for the events."""
     from sse_starlette.sse import EventSourceResponse
 
-    from memlab.mcp import MCPRegistry, make_server, run_turn_stepper
+    from memlab.mcp import AGENT_SYSTEM_PROMPT, MCPRegistry, make_server, run_turn_stepper
+    from memlab.mcp.registry import target_from_text
+    from memlab.notify import medium_offer
+    from memlab.text import messages as texts
 
     llm = _chat_llm(request, svc)
-    chunks = _chunks(request.app, svc, create=False)
-    servers: dict[str, Any] = {
-        "memory": make_server("memory", user_id=user, lab=svc.lab, runner=svc.call),
-        "time": make_server("datetime"),
-    }
-    if chunks is not None:
-        servers["vector"] = make_server("semantic", user_id=user, chunks=chunks, runner=svc.call)
+    assistant = svc.lab.assistant
+    message, history = body.turn()
+    # the assistant's turn up to the reply: an answer to a notification is applied; otherwise the pending
+    # notifications are planned (HIGH shown first), the message's facts stored and their checks enqueued
+    start = await svc.call(assistant.start_turn, user, message, in_chat=False, conversation_id=f"{user}:v1-chat")
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any] | None] = asyncio.Queue()
 
@@ -281,18 +357,53 @@ async def chat(body: ChatRequest, user: User, svc: Svc, request: Request) -> Any
             queue.put_nowait(("tool", {"name": step.tool, "arguments": dict(step.arguments),
                                        "is_error": step.is_error, "dropped": list(step.dropped)}))
 
-    message, history = body.turn()
+    async def done(content: str, tool_calls: list[str], stopped: str, resp: Any) -> None:
+        checked = await svc.wait_checks(list(resp.job_ids)) if body.wait else False
+        count = await svc.call(svc.lab.notifications.count, user)
+        await queue.put(("done", {"content": content, "tool_calls": tool_calls, "stopped": stopped,
+                                  "response": resp.response, "kind": resp.kind,
+                                  "high_urgency_notifications": resp.high_urgency_notifications,
+                                  "notifications_count": count, "memory_ids": list(resp.memory_ids),
+                                  "job_ids": list(resp.job_ids), "checked": checked}))
+
+    async def answered() -> None:  # the message answered a notification: no model call
+        await queue.put(("token", {"text": start.done.response}))
+        await done(start.done.response, [], "answer", start.done)
 
     async def run() -> None:
+        servers: dict[str, Any] = {
+            "memory": make_server("memory", user_id=user, lab=svc.lab, runner=svc.call),
+            "time": make_server("datetime"),
+        }
+        chunks = _chunks(request.app, svc, create=False)
+        if chunks is not None:
+            servers["vector"] = make_server("semantic", user_id=user, chunks=chunks, runner=svc.call)
+        extra = {ns: target_from_text(t) for ns, t in svc.lab.settings.mcp_servers.items()}
+        memory = await svc.call(assistant.memory_prompt, user, message, prompt_block=start.prompt_block,
+                                max_chars=AGENT_MEMORY_CHARS)
+        system = "\n\n".join(p for p in (AGENT_SYSTEM_PROMPT, memory) if p)
+        if start.high_block:  # HIGH notifications come before the reply
+            await queue.put(("token", {"text": start.high_block + "\n\n"}))
         try:
             if body.enable_tools:
-                async with MCPRegistry(servers) as registry:
+                async with MCPRegistry({**servers, **extra}, optional=extra) as registry:
                     res = await run_turn_stepper(llm, registry, message, history=history, max_steps=body.max_steps,
-                                                 on_token=on_token, on_step=on_step)
+                                                 system_prompt=system, on_token=on_token, on_step=on_step)
             else:
                 res = await run_turn_stepper(llm, None, message, history=history, enable_tools=False,
-                                             on_token=on_token, on_step=on_step)
-            await queue.put(("done", {"content": res.content, "tool_calls": res.tool_calls, "stopped": res.stopped}))
+                                             system_prompt=system, on_token=on_token, on_step=on_step)
+        except MemlabError as exc:  # the turn is still recorded (the block was shown), then the stream ends
+            failed = texts(start.lang)["llm_failed"].format(err=f"{type(exc).__name__}: {exc}")
+            await svc.call(assistant.finish_turn, start, failed, llm_error=str(exc), from_model=False)
+            raise
+        resp = await svc.call(assistant.finish_turn, start, res.content)
+        if start.plan is not None and start.plan.offer is not None:  # MEDIUM: offered after the reply
+            await queue.put(("token", {"text": "\n\n" + medium_offer(start.lang, 1 + len(start.plan.offer_more))}))
+        await done(res.content, res.tool_calls, res.stopped, resp)
+
+    async def guarded() -> None:
+        try:
+            await (answered() if start.done is not None else run())
         except MemlabError as exc:
             log.warning("chat user=%s failed: %s", user, exc)
             await queue.put(("error", {"error": type(exc).__name__, "detail": str(exc)}))
@@ -303,7 +414,7 @@ async def chat(body: ChatRequest, user: User, svc: Svc, request: Request) -> Any
             await queue.put(None)
 
     async def events() -> AsyncIterator[dict[str, str]]:
-        task = asyncio.create_task(run())
+        task = asyncio.create_task(guarded())
         try:
             while True:
                 item = await queue.get()
@@ -318,12 +429,20 @@ async def chat(body: ChatRequest, user: User, svc: Svc, request: Request) -> Any
     return EventSourceResponse(events())
 
 
-@router.post("/v1/ingest", status_code=201, summary="Parse, chunk, embed and store one document of the user",
-             operation_id="ingest", response_model=IngestOut, responses=WRITE)
-async def ingest(body: IngestRequest, user: User, svc: Svc, request: Request) -> dict[str, Any]:
-    """Store a document in the user's vector store (``vector.query`` in ``/v1/chat`` and the semantic server)."""
+@router.post("/v1/ingest", status_code=201, summary="Parse, chunk, embed and store documents of the user",
+             operation_id="ingest", response_model=IngestOut, responses=WRITE_ONE)
+async def ingest(body: IngestBody, user: User, svc: Svc, request: Request) -> dict[str, Any]:
+    """Store a document (``content``) or the files of a server path (``path_or_url``) in the user's vector store
+    (``vector.query`` in ``/v1/chat`` and the semantic server)."""
     chunks = await svc.call(_chunks, request.app, svc, create=True)
-    report = await svc.call(chunks.ingest_text, user, body.content, fmt=body.fmt, source=body.source,
-                            tags=body.tags)
-    return {"ingested": report.to_dict(), "chunks_total": await svc.call(chunks.count, user)}
-
+    if isinstance(body, IngestPathRequest):
+        settings = svc.lab.settings
+        root = settings.ingest_root if settings.ingest_root is not None else settings.data_dir / "ingest"
+        path = Path(body.path_or_url.strip()).expanduser()
+        target = path if path.is_absolute() else Path(root) / path
+        report = await svc.call(chunks.ingest_files, user, target, tags=body.tags, within=root)
+        stats = report.to_dict()
+        return {"ingested": None, **stats, "chunks_total": await svc.call(chunks.count, user)}
+    doc = await svc.call(chunks.ingest_text, user, body.content, fmt=body.fmt, source=body.source, tags=body.tags)
+    return {"ingested": doc.to_dict(), "documents": [doc.to_dict()], "files": 1, "chunks": doc.n_chunks, "errors": 0,
+            "failed": [], "chunks_total": await svc.call(chunks.count, user)}

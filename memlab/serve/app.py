@@ -26,11 +26,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
-from fastapi import APIRouter, FastAPI, Path, Query, Response, status
+from fastapi import APIRouter, FastAPI, Path, Query, Request, Response, status
 
 from memlab.app import Memlab, open_memlab
 from memlab.config import Settings
-from memlab.errors import BackendError, InvalidInputError, NotFoundError
+from memlab.errors import BackendError, InvalidInputError, MemlabError, NotFoundError
 from memlab.serve.common import READ, READ_ONE, WRITE, WRITE_ONE, Service, Svc, User
 from memlab.serve.errors import (
     BodyLimitMiddleware,
@@ -113,8 +113,16 @@ router = APIRouter()
 @router.get("/health", response_model=Health, tags=["health"], operation_id="health",
             responses={503: {"model": Health, "description": "A dependency is down: `status` is `degraded` and "
                              "`checks` says which."}, **error_responses(413)})
-async def health(svc: Svc, response: Response) -> Health:
+async def health(svc: Svc, response: Response, request: Request) -> Health:
+    """Every dependency: the store, the index, the embedder, the judge, the agent, the chat model when one is
+    configured (its server answers and lists the model) and the vector store of ingested documents (Qdrant)."""
     checks = await svc.call(_health_checks, svc.lab)
+    llm = getattr(request.app.state, "chat_llm", None) or getattr(svc.lab.assistant, "llm", None)
+    if llm is not None:
+        checks["llm"] = await _llm_health(llm)
+    qdrant = await _qdrant_health(request.app, svc)
+    if qdrant is not None:
+        checks["qdrant"] = qdrant
     ok = all(c["ok"] for c in checks.values())
     if not ok:
         response.status_code = status.HTTP_503_SERVICE_UNAVAILABLE
@@ -129,18 +137,30 @@ async def create_chat(body: ChatCreate, user: User, svc: Svc) -> ChatOut:
     chat = await svc.call(svc.lab.chats.create, user, body.title, _turns(body.turns))
     return ChatOut.of(chat)
 
-@router.get("/api/chats", tags=["chats"], response_model=ChatSearchOut | list[ChatOut],
-            operation_id="list_or_search_chats", responses=READ)
+@router.get("/api/chats", tags=["chats"], response_model=ChatOut | ChatSearchOut | list[ChatOut],
+            operation_id="list_or_search_chats", responses=READ_ONE)
 async def list_or_search_chats(
     user: User, svc: Svc,
     q: text_query(2000, "natural-language chat switch, e.g. 'la chat sul viaggio a Tokyo'") | None = None,  # type: ignore[valid-type]
+    search: text_query(2000, "the seed's name for `q` (`q` is used when both are given)") | None = None,  # type: ignore[valid-type]
+    id: Annotated[str | None, Query(pattern=CHAT_ID_PATTERN,  # noqa: A002 - the seed's parameter name
+                                    description="the seed's `GET /api/chats?id=`: that one chat, as "
+                                                "`GET /api/chats/{chat_id}` (404 when it is not the user's); "
+                                                "`q`, `search` and `k` do not apply to it")] = None,
     k: Annotated[int, Query(ge=1, le=50)] = 5,
-) -> ChatSearchOut | list[ChatOut]:
-    if q is None:
+) -> ChatOut | ChatSearchOut | list[ChatOut]:
+    """The user's chats (most recent first); with ``q`` (or the seed's ``search``), the semantic chat switch; with
+    ``id``, that one chat (``id`` first, then ``q``, then ``search``: each query form is answered, never ignored for
+    the whole list)."""
+    if id is not None:
+        return ChatOut.of(await svc.call(svc.lab.chats.get, id, user_id=user))
+    query = q if q is not None else search
+    if query is None:
         return [ChatOut.of(c) for c in await svc.call(svc.lab.chats.list, user)]
-    sw = await svc.call(svc.lab.chats.search, user, q, k)
+    sw = await svc.call(svc.lab.chats.search, user, query, k)
     return ChatSearchOut(decision=sw.decision, chat_id=sw.chat_id, query=sw.query, candidates=[
-        ChatCandidate(chat_id=c.id, title=c.title, summary_text=c.summary_text, score=round(float(s), 6))
+        ChatCandidate(chat_id=c.id, title=c.title, summary_text=c.summary_text, theme=c.theme,
+                      score=round(float(s), 6))
         for c, s in sw.candidates])
 
 @router.get("/api/chats/{chat_id}", response_model=ChatOut, tags=["chats"], operation_id="get_chat",
@@ -169,7 +189,10 @@ async def add_memory(body: MemoryCreate, user: User, svc: Svc) -> MemoryCreated:
     item, job_ids = await svc.call(svc.lab.remember, user, body.text, **fields)
     checked = await svc.wait_checks(job_ids) if body.wait else False
     count = await svc.call(svc.lab.notifications.count, user)
-    return MemoryCreated(memory=MemoryOut.of(item), job_ids=job_ids, checked=checked, notifications_count=count)
+    retained = item.retained_id
+    outcome = "existing_retained" if retained is not None else "new_version" if item.supersedes else "added"
+    return MemoryCreated(memory=MemoryOut.of(item), outcome=outcome, retained_id=retained, job_ids=job_ids,
+                         checked=checked, notifications_count=count)
 
 @router.get("/api/memory", response_model=list[MemoryOut], tags=["memory"], operation_id="list_memory",
             responses=READ)
@@ -326,6 +349,53 @@ def _version() -> str:
         return version("memlab")
     except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
         return "0"
+
+
+#: Longest wait for the chat model's health answer in ``/health``.
+LLM_HEALTH_TIMEOUT_S = 10.0
+
+
+async def _llm_health(llm: Any) -> dict[str, Any]:
+    """The chat model's own check (:meth:`memlab.llm.BaseLLM.health`: the server answers and has the model), run off
+    the service's worker thread and bounded by :data:`LLM_HEALTH_TIMEOUT_S`."""
+    import asyncio
+
+    name = getattr(llm, "name", type(llm).__name__)
+    check = getattr(llm, "health", None)
+    if not callable(check):
+        return {"ok": True, "name": name}
+    try:
+        st = await asyncio.wait_for(asyncio.to_thread(check), timeout=LLM_HEALTH_TIMEOUT_S)
+    except TimeoutError:
+        return {"ok": False, "name": name, "error": f"no answer within {LLM_HEALTH_TIMEOUT_S:.0f} s"}
+    except Exception as exc:  # noqa: BLE001 - reported, not raised
+        return {"ok": False, "name": name, "error": str(exc)}
+    return {"ok": bool(st.ok), "name": name, "backend": st.backend, "model": st.model, "detail": st.detail,
+            "ms": round(float(st.latency_ms), 2)}
+
+
+async def _qdrant_health(app: FastAPI, svc: Service) -> dict[str, Any] | None:
+    """The vector store of ``/v1/ingest``: counted when it is open or a Qdrant server is configured (an embedded
+    store not opened yet is reported as such: opening it would lock its folder); None without memlab[ingest]."""
+    import importlib.util
+
+    from memlab.serve.agent_routes import _chunks
+
+    settings = svc.lab.settings
+    if importlib.util.find_spec("qdrant_client") is None and getattr(app.state, "chunks", None) is None:
+        return None
+    try:
+        chunks = await svc.call(_chunks, app, svc, create=bool(settings.qdrant_url))
+    except MemlabError as exc:  # qdrant-client missing, or the server cannot be reached
+        if not settings.qdrant_url:
+            return None
+        return {"ok": False, "url": settings.qdrant_url, "error": str(exc)}
+    if chunks is None:
+        return {"ok": True, "mode": "embedded", "opened": False}
+    try:
+        return {"ok": True, **(await svc.call(chunks.stats))}
+    except Exception as exc:  # noqa: BLE001 - reported, not raised (the client may raise its own errors)
+        return {"ok": False, "error": str(exc)}
 
 
 def _health_checks(lab: Memlab) -> dict[str, dict[str, Any]]:

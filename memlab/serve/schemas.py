@@ -168,7 +168,8 @@ class ChatPatch(BaseModel):
 
 
 class ChatOut(BaseModel):
-    """A chat as a front-end reads it (the summary embedding is left out)."""
+    """A chat as a front-end reads it (the summary embedding is left out). ``summary_text`` is empty until the first
+    compaction, as in the seed; ``theme`` is what the chat is about from its first turn (its title comes from it)."""
 
     id: str
     user_id: str
@@ -176,6 +177,7 @@ class ChatOut(BaseModel):
     full_history: list[dict[str, Any]]
     assistant_history: list[dict[str, Any]]
     summary_text: str | None
+    theme: str | None = None
     last_activity_at: datetime
     created_at: datetime
     title_source: str
@@ -185,7 +187,7 @@ class ChatOut(BaseModel):
     @classmethod
     def of(cls, chat: Chat) -> ChatOut:
         return cls(id=chat.id, user_id=chat.user_id, title=chat.title, full_history=list(chat.full_history),
-                   assistant_history=list(chat.assistant_history), summary_text=chat.summary_text,
+                   assistant_history=list(chat.assistant_history), summary_text=chat.summary_text, theme=chat.theme,
                    last_activity_at=chat.last_activity_at, created_at=chat.created_at,
                    title_source=chat.title_source, compacted_until=chat.compacted_until,
                    n_compactions=chat.n_compactions)
@@ -197,6 +199,7 @@ class ChatCandidate(BaseModel):
     chat_id: str
     title: str | None
     summary_text: str | None
+    theme: str | None = None
     score: float
 
 
@@ -225,7 +228,8 @@ class MemoryCreate(BaseModel):
 
 
 class MemoryOut(BaseModel):
-    """A memory version (``updated_at`` is when this version last changed state)."""
+    """A memory version (``updated_at``: the time of its last change: created, superseded, deactivated, reactivated,
+    annotated ...)."""
 
     id: int
     user_id: str
@@ -255,14 +259,21 @@ class MemoryOut(BaseModel):
                    confidence=m.confidence, project_id=m.project_id, source=m.source, version=m.version,
                    chain_id=m.chain_id, supersedes=m.supersedes, superseded_by=m.superseded_by,
                    is_active=m.is_active, context=m.context, created_at=m.created_at,
-                   superseded_at=m.superseded_at, updated_at=m.superseded_at or m.created_at,
+                   superseded_at=m.superseded_at, updated_at=m.updated_at or m.superseded_at or m.created_at,
                    valid_from=m.valid_from, valid_to=m.valid_to)
 
 
 class MemoryCreated(BaseModel):
-    """``POST /api/memory`` response: the stored version, its queued check and (with ``wait``) the new badge."""
+    """``POST /api/memory`` response: the stored version, its queued check and (with ``wait``) the new badge.
+
+    ``outcome`` says what the version rule did: ``added`` (a new memory), ``new_version`` (it replaced the slot's
+    active value, ``memory.supersedes``), or ``existing_retained``: the existing value kept its place (higher
+    confidence) and ``retained_id`` names it (the seed's "Returns id1 (existing memory retained)"); ``memory`` is then
+    the new, inactive version, kept in the history."""
 
     memory: MemoryOut
+    outcome: Literal["added", "new_version", "existing_retained"]
+    retained_id: int | None = None
     job_ids: list[int]
     checked: bool
     notifications_count: int
@@ -332,7 +343,8 @@ class TurnRequest(BaseModel):
     chat_id: ChatId | None = None
     wait: StrictBool = Field(True, description="wait for this turn's integrity checks before answering")
     at: datetime | None = Field(
-        None, description="when the message was said (ISO 8601, a time without offset is UTC; years 1900-2200; "
+        None, json_schema_extra={"pattern": r"^(19|20|21)[0-9]{2}-"},
+        description="when the message was said (ISO 8601, a time without offset is UTC; years 1900-2199; "
         "default now): relative dates are resolved against it, and the turn's memories, chat turns and its checks' "
         "notifications carry it, so a logged conversation replays exactly")
 
@@ -369,10 +381,15 @@ class TurnOut(BaseModel):
 
 
 class IngestOut(BaseModel):
-    """``POST /v1/ingest`` response."""
+    """``POST /v1/ingest`` response: what was stored, with the seed's statistics (``files``, ``chunks``, ``errors``)."""
 
-    ingested: dict[str, Any]
-    chunks_total: int
+    ingested: dict[str, Any] | None = Field(None, description="the document of a `content` request")
+    documents: list[dict[str, Any]] = Field(default_factory=list, description="every document stored")
+    files: int = Field(description="files (documents) stored")
+    chunks: int = Field(description="chunks stored by this request")
+    errors: int = Field(description="files that could not be ingested (each in `failed`)")
+    failed: list[dict[str, str]] = Field(default_factory=list, description="`{source, error}` of each failed file")
+    chunks_total: int = Field(description="the user's chunks after this request")
 
 
 class Health(BaseModel):

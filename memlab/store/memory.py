@@ -126,6 +126,17 @@ SCHEMA: list[str] = [
     f"""
     CREATE VIRTUAL TABLE memories_fts USING fts5(owner, text, tokenize='{FTS_TOKENIZER}')
     """,
+    # 4: ``updated_at``, the time of the memory's last change (created, superseded, lost, deactivated, reactivated,
+    # annotated, moved to another slot, context cleared), written with each change; an older file takes it from the
+    # events already logged.
+    """
+    ALTER TABLE memories ADD COLUMN updated_at TEXT;
+    UPDATE memories SET updated_at = COALESCE(
+        (SELECT MAX(e.at) FROM memory_events e WHERE e.memory_id = memories.id AND e.event IN (
+            'created', 'superseded', 'lost', 'deactivated', 'reactivated', 'annotated', 'key_changed',
+            'context_cleared')),
+        superseded_at, created_at)
+    """,
 ]
 
 #: How ``MemoryStore.search`` ranks: ``hybrid`` (dense + BM25, reciprocal rank fusion) or ``dense`` (cosine only).
@@ -133,7 +144,7 @@ SEARCH_MODES = ("hybrid", "dense")
 
 _COLUMNS = (
     "id, user_id, text, scope, type, key, value, confidence, project_id, source, keywords, topic, created_at, "
-    "valid_from, valid_to, version, chain_id, supersedes, superseded_by, is_active, superseded_at, context"
+    "valid_from, valid_to, version, chain_id, supersedes, superseded_by, is_active, superseded_at, context, updated_at"
 )
 
 
@@ -290,6 +301,8 @@ def select_context(
     user_id = check_user_id(user_id, owner=owner)
     k = check_positive_int(k, name="k", owner=owner)
     if query is not None:
+        # the query is a user's message (a turn may be 100,000 characters): its head is searched, never refused
+        query = query.strip()[: store.max_text_chars] if isinstance(query, str) else query
         items = [m for m, _ in store.search(user_id, query, k=max(k * 3, k))]
     else:
         items = store.list(user_id)[::-1]
@@ -658,6 +671,7 @@ class MemoryStore:
             is_active=bool(row["is_active"]),
             superseded_at=_parse_ts(row["superseded_at"]),
             context=row["context"],
+            updated_at=_parse_ts(row["updated_at"]),
         )
 
     def _event(
@@ -733,8 +747,9 @@ class MemoryStore:
                 norm (within ``memlab._validation.UNIT_NORM_TOLERANCE``), like the embedder's own vectors.
 
         Returns:
-            The stored item. ``is_active`` says whether it won; ``supersedes`` names the item it replaced,
-            or ``superseded_by``/``lost_to`` the item it lost to.
+            The stored item. ``is_active`` says whether it won; ``supersedes`` names the item it replaced. When the
+            existing value wins (the seed's "Returns id1 (existing memory retained)"), the new item is stored
+            inactive and its ``retained_id`` (also ``lost_to``) is id1; the store logs it (INFO).
 
         Raises:
             InvalidInputError: bad text, confidence or vector; nothing is stored.
@@ -839,15 +854,15 @@ class MemoryStore:
         wins, beaten_by = version_rule(spec["confidence"], incumbents[-1] if incumbents else None)
         if incumbents and wins:  # the slot's active version steps down first: one active per slot (unique index)
             self.db.executemany(
-                "UPDATE memories SET is_active = 0, superseded_at = ? WHERE id = ?",
-                [(now, int(inc["id"])) for inc in incumbents],
+                "UPDATE memories SET is_active = 0, superseded_at = ?, updated_at = ? WHERE id = ?",
+                [(now, now, int(inc["id"])) for inc in incumbents],
             )
             if stepped_down is not None:
                 stepped_down.extend(int(inc["id"]) for inc in incumbents)
         cur = self.db.execute(
             "INSERT INTO memories(user_id, text, scope, type, key, value, confidence, project_id, source, keywords, "
             "topic, created_at, valid_from, valid_to, version, chain_id, supersedes, superseded_by, is_active, "
-            "superseded_at, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "superseded_at, embedding, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 user_id,
                 spec["text"],
@@ -870,6 +885,7 @@ class MemoryStore:
                 0 if not wins else 1,
                 None if wins else now,
                 np.asarray(vec, dtype=np.float32).tobytes(),
+                now,
             ),
         )
         new_id = int(cur.lastrowid or 0)
@@ -894,6 +910,8 @@ class MemoryStore:
                 self._event(int(inc["id"]), chain_id, user_id, "superseded", "version-rule", by=new_id)
         elif beaten_by is not None:
             self._event(new_id, chain_id, user_id, "lost", "version-rule", to=beaten_by)
+            log.info("memory %d of %s: existing memory %d retained (higher confidence); the new one is inactive",
+                     new_id, user_id, beaten_by)
         row = self.db.query_one(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (new_id,))
         assert row is not None
         return self._row_to_item(row)
@@ -911,14 +929,17 @@ class MemoryStore:
                             f"Memory {item.id} cannot become active: version {holder.id} is active in its slot "
                             f"({item.key!r}); deactivate that one first."
                         )
+                now = _ts(self.clock())
                 if active:
                     self.db.execute(
-                        "UPDATE memories SET is_active = 1, superseded_at = NULL WHERE id = ?", (item.id,)
+                        "UPDATE memories SET is_active = 1, superseded_at = NULL, updated_at = ? WHERE id = ?",
+                        (now, item.id),
                     )
                 else:
                     self.db.execute(
-                        "UPDATE memories SET is_active = 0, superseded_at = COALESCE(superseded_at, ?) WHERE id = ?",
-                        (_ts(self.clock()), item.id),
+                        "UPDATE memories SET is_active = 0, superseded_at = COALESCE(superseded_at, ?), updated_at = ? "
+                        "WHERE id = ?",
+                        (now, now, item.id),
                     )
                 self._event(item.id, item.chain_id, item.user_id, event, actor, **details)
             if active:
@@ -962,7 +983,8 @@ class MemoryStore:
             context, name="context", owner="MemoryStore.annotate", max_chars=self.max_text_chars
         )
         with self.db.transaction():
-            self.db.execute("UPDATE memories SET context = ? WHERE id = ?", (context, item.id))
+            self.db.execute("UPDATE memories SET context = ?, updated_at = ? WHERE id = ?",
+                            (context, _ts(self.clock()), item.id))
             self._event(item.id, item.chain_id, item.user_id, "annotated", actor, context=context, **details)
         return self.get(item.id, user_id=item.user_id)
 
@@ -988,7 +1010,7 @@ class MemoryStore:
                     raise InvalidInputError(
                         f"Memory {item.id} cannot move into slot {key!r}: version {holder.id} is active there."
                     )
-            self.db.execute("UPDATE memories SET key = ? WHERE id = ?", (key, item.id))
+            self.db.execute("UPDATE memories SET key = ?, updated_at = ? WHERE id = ?", (key, _ts(self.clock()), item.id))
             self._event(item.id, item.chain_id, item.user_id, "key_changed", actor, old=item.key, new=key, **details)
         self._invalidate(item.user_id)
         return self.get(item.id, user_id=item.user_id)
@@ -999,7 +1021,8 @@ class MemoryStore:
         """Remove the user-provided context of a memory (e.g. when a resolution is undone); logged as an event."""
         item = self._get(id, user_id=user_id)
         with self.db.transaction():
-            self.db.execute("UPDATE memories SET context = NULL WHERE id = ?", (item.id,))
+            self.db.execute("UPDATE memories SET context = NULL, updated_at = ? WHERE id = ?",
+                            (_ts(self.clock()), item.id))
             self._event(
                 item.id,
                 item.chain_id,

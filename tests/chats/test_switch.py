@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 
 from memlab.chats import ChatStore, strip_switch_phrase
@@ -87,7 +88,8 @@ def test_search_without_chats_and_re_embedding_after_embedder_change(tmp_path) -
     cs2 = ChatStore(path, embedder=other, clock=lambda: now[0], min_similarity=0.3)
     r = cs2.search("u1", "viaggio a Tokyo")
     assert r.decision == "switch" and r.chat_id == chat.id
-    assert cs2.get(chat.id).summary_embedding.shape == (24,)
+    stored = cs2.db.query_one("SELECT summary_embedding FROM chats WHERE id = ?", (chat.id,))["summary_embedding"]
+    assert np.frombuffer(stored, dtype=np.float32).shape == (24,)  # the theme was embedded again
 
 
 def test_lexical_evidence_counts_the_requests_distinctive_words() -> None:

@@ -37,8 +37,8 @@ def test_acceptance_birthday_contradiction(tmp_path):
     out = json.loads(memlab("chat", "--db", db, "--user", "u1", "--message", "Che ore sono?", "--json").stdout)
     resp = out["response"]
     assert resp.startswith("[⚠️ IMPORTANTE] Ho rilevato una contraddizione: in precedenza mi avevi detto "
-                           "«Sono nato il 12 luglio 1990», ma ora mi dici «Il mio compleanno è il 15 agosto».\n"
-                           "[⚠️ IMPORTANTE] Ho notato una contraddizione")
+                           "«Sono nato il 12 luglio 1990», ma ora mi dici «Il mio compleanno è il 15 agosto».\n")
+    assert "\n[⚠️ CONTRADDIZIONE RILEVATA]\nHo notato una contraddizione nella memoria:\n" in resp
     block = resp.split("\n\n")[0]
     for needle in ("12 luglio 1990", "15 agosto", "Quale informazione è corretta?", "- A) La prima", "- B) La seconda",
                    "- C) Entrambe sono corrette (spiega il contesto)", "- D) Cancella entrambe"):

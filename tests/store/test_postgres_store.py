@@ -226,7 +226,8 @@ def _chats(fake_embedder):
     from memlab.store import MemoryStore
 
     now = [datetime(2026, 3, 1, 9, tzinfo=UTC)]
-    cs = ChatStore(MemoryStore(":memory:", embedder=fake_embedder), clock=lambda: now[0])
+    # a window of 2: three turns compact at once, and a compacted chat has the seed's summary_text and embedding
+    cs = ChatStore(MemoryStore(":memory:", embedder=fake_embedder), clock=lambda: now[0], summary_window_size=2)
     topics = {
         "u1": ["viaggio a Tokyo a maggio", "mutuo della casa a Milano", "ricetta della carbonara", "corso di cinese"],
         "u2": ["viaggio a Tokyo con la famiglia", "manutenzione della bici"],
@@ -235,7 +236,8 @@ def _chats(fake_embedder):
     for user, texts in topics.items():
         for t in texts:
             now[0] += timedelta(hours=1)
-            out.append(cs.create(user, turns=[{"role": "user", "parts": [{"text": f"Parliamo di {t}."}]}]))
+            out.append(cs.create(user, turns=[{"role": role, "parts": [{"text": f"{lead} {t}."}]} for role, lead in (
+                ("user", "Parliamo di"), ("model", "Va bene, parliamo di"), ("user", "Sì, proprio di"))]))
     return out
 
 
