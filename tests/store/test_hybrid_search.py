@@ -201,3 +201,12 @@ def test_passages_at_finds_the_passage_that_ends_at_a_folded_turn(chats: ChatSto
         chats.passages_at("u2", chat.id, [0])  # another user's chat
     with pytest.raises(InvalidInputError):
         chats.passages_at("u1", chat.id, [-1])
+
+
+def test_context_of_a_message_longer_than_a_memory_text(store: MemoryStore) -> None:
+    """A chat message may be twice a memory's longest text (found by fuzzing /v1/chat): the context search reads its
+    first max_text_chars characters instead of failing the turn."""
+    store.add("u1", "I live in Rome and I work as a nurse.")
+    long_message = "Where do I live? " + "x" * (2 * store.max_text_chars)
+    items = store.context_items("u1", long_message, k=5)
+    assert [m.text for m in items] == ["I live in Rome and I work as a nurse."]
