@@ -12,8 +12,8 @@ Example:
     >>> from memlab.testing import FakeEmbedder
     >>> chats = ChatStore(MemoryStore(":memory:", embedder=FakeEmbedder()))
     >>> chat = chats.create("u1", turns=[{"role": "user", "parts": [{"text": "Parto per Tokyo il 3 maggio."}]}])
-    >>> chat.summary_text
-    'Parto per Tokyo il 3 maggio.'
+    >>> chat.theme, chat.summary_text  # what it is about from its first turn; a summary after the first compaction
+    ('Parto per Tokyo il 3 maggio.', None)
 """
 
 from __future__ import annotations

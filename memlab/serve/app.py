@@ -12,7 +12,7 @@ Example:
     >>> from memlab.app import open_memlab
     >>> from memlab.testing import FakeEmbedder, ScriptedJudge
     >>> app = create_app(open_memlab(":memory:", embedder=FakeEmbedder(), judge=ScriptedJudge()))
-    >>> "/api/memory/{item_id}/history" in {r.path for r in app.routes}
+    >>> "/api/memory/{item_id:int}/history" in {r.path for r in app.routes}
     True
 """
 
