@@ -22,6 +22,8 @@ from typing import Any
 
 import streamlit as st
 
+from memlab.text import display_text
+
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~$#])")  # emphasis, code, links and images, tables, strike, math, headings
 _MD_LINE_START = re.compile(r"^(\d+)([.)])|^([-+=])")  # list items, setext underlines
 
@@ -33,7 +35,7 @@ def safe(text: object) -> str:
     leading blanks dropped (no indented code blocks)."""
     out = []
     for line in str(text).splitlines() or [""]:
-        line = _MD_SPECIAL.sub(r"\\\1", line.lstrip())
+        line = _MD_SPECIAL.sub(r"\\\1", display_text(line).lstrip())  # bidi/zero-width policy: memlab.text
         line = _MD_LINE_START.sub(lambda m: f"{m[1]}\\{m[2]}" if m[1] else f"\\{m[3]}", line)
         out.append(html.escape(line, quote=False))
     return "  \n".join(out)
@@ -306,9 +308,9 @@ def timeline_figure(chain: list[Any]) -> Any:
     colours = {"Attiva": "#2ca02c", "Superata": "#ff7f0e", "Scartata": "#d62728", "Disattivata": "#7f7f7f"}
     fig = go.Figure(go.Scatter(
         x=x, y=[m.confidence for m in chain], mode="lines+markers+text",
-        text=[f"{status_label(m)}: {html.escape(pretty_value(m.value) if m.value else m.text[:30])}" for m in chain], textposition="top center",
+        text=[f"{status_label(m)}: {html.escape(display_text(pretty_value(m.value) if m.value else m.text[:30]))}" for m in chain], textposition="top center",
         marker=dict(size=16, color=[colours[status_label(m)] for m in chain]), line=dict(color="#bbbbbb"),
-        hovertext=[f"#{m.id} {html.escape(m.text)}" for m in chain], hoverinfo="text", name="versioni"))
+        hovertext=[f"#{m.id} {html.escape(display_text(m.text))}" for m in chain], hoverinfo="text", name="versioni"))
     fig.update_layout(height=300, xaxis_title="versione e data di creazione", yaxis_title="confidenza",
                       yaxis_range=[0, 1.25], xaxis_type="category", showlegend=False,
                       margin=dict(l=10, r=10, t=30, b=10))
@@ -353,6 +355,26 @@ def is_loopback(address: str | None) -> bool:
         return ipaddress.ip_address(address.strip().strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+#: Rows (notifications, memories) a page renders at once.
+PAGE_SIZE = 50
+
+
+def pager(total: int, *, key: str, per_page: int = PAGE_SIZE) -> tuple[int, int]:
+    """A page selector for ``total`` rows (shown only when there is more than one page): ``(offset, limit)`` of the
+    page chosen, 1-based ``Pagina`` in the widget. A page beyond the last (after a filter shrank the list) becomes
+    the last one."""
+    pages = max(1, -(-int(total) // per_page))
+    if pages == 1:
+        st.session_state.pop(key, None)
+        return 0, per_page
+    if not 1 <= int(st.session_state.get(key, 1)) <= pages:
+        st.session_state[key] = min(max(1, int(st.session_state.get(key, 1))), pages)
+    page = int(st.number_input(f"Pagina (di {pages})", min_value=1, max_value=pages, step=1, key=key))
+    first = (page - 1) * per_page
+    st.caption(f"{first + 1}–{min(first + per_page, total)} di {total}")
+    return first, per_page
 
 
 PASSWORD_ENV = "MEMLAB_DASHBOARD_PASSWORD"

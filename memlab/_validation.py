@@ -11,12 +11,21 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memlab.errors import DimensionMismatchError, InvalidInputError, NotFoundError
+from memlab.text import INVISIBLE_IN_IDS
 
 # C0/C1 control characters except tab, newline, carriage return.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 # Lone UTF-16 surrogates: a Python str can hold them (e.g. from ``surrogateescape`` or a broken JSON ``\\ud800``)
 # but they cannot be encoded as UTF-8, so SQLite, JSON and HTTP would fail on them half-way through a write.
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+# Zero-width and bidi-control characters: refused in ids (memlab.text.INVISIBLE_IN_IDS).
+_INVISIBLE = re.compile(f"[{INVISIBLE_IN_IDS}]")
+
+
+def find_surrogate(text: str) -> str | None:
+    """The first lone UTF-16 surrogate in ``text`` (a str that cannot be encoded as UTF-8), else ``None``."""
+    found = _SURROGATE.search(text)
+    return None if found is None else found.group()
 
 
 def strip_control(text: str) -> str:
@@ -25,7 +34,8 @@ def strip_control(text: str) -> str:
 
 
 def check_text(text: Any, *, name: str = "text", owner: str = "memlab", max_chars: int | None = None) -> str:
-    """Validate a piece of user text and return it stripped.
+    """Validate a piece of user text and return it stripped, NFC-normalised, with line endings as LF (a CRLF or a
+    lone CR, from Windows or old Mac clients, would otherwise be stored raw and compare unequal to the same text).
 
     Raises:
         InvalidInputError: not a str, empty/whitespace, contains control characters or lone surrogates
@@ -46,7 +56,7 @@ def check_text(text: Any, *, name: str = "text", owner: str = "memlab", max_char
             f"The {name!r} parameter of {owner} contains a control character "
             f"(U+{ord(bad.group()):04X} at position {bad.start()}). Clean it first (memlab._validation.strip_control)."
         )
-    stripped = text.strip()
+    stripped = text.replace("\r\n", "\n").replace("\r", "\n").strip()  # one line ending: CRLF and CR -> LF
     if not stripped:
         raise InvalidInputError(f"The {name!r} parameter of {owner} must be a non-empty string. Got {text!r} instead.")
     if max_chars is not None and len(stripped) > max_chars:
@@ -60,12 +70,21 @@ def check_user_id(user_id: Any, *, owner: str = "memlab") -> str:
     """Validate a user id: a non-empty string without control characters, at most 256 chars.
 
     An id is an exact key, never cleaned: leading/trailing whitespace and tabs or newlines anywhere are refused
-    (stripping them silently made ``" alice"`` or ``"alice\t"`` act on alice's data).
+    (stripping them silently made ``" alice"`` or ``"alice\t"`` act on alice's data), and so are the invisible
+    zero-width and bidi-control characters of :data:`memlab.text.INVISIBLE_IN_IDS` (``"ali\u200bce"`` or an id
+    with a U+202E looks like another user's id).
 
     Raises:
         InvalidInputError: not such a string.
     """
     if isinstance(user_id, str):
+        hidden = _INVISIBLE.search(user_id)
+        if hidden is not None:
+            raise InvalidInputError(
+                f"The 'user_id' parameter of {owner} contains an invisible character (U+{ord(hidden.group()):04X}, "
+                f"{unicodedata.name(hidden.group(), 'format character')}, at position {hidden.start()}): an id "
+                f"must look like what it is. Got '{user_id[:80].encode('ascii', 'backslashreplace').decode()}' instead."
+            )
         ws = re.search(r"[\t\n\r]", user_id)
         if ws is not None:
             raise InvalidInputError(

@@ -57,7 +57,7 @@ from memlab.notify.records import Notification, NotificationType
 from memlab.notify.service import NotificationService
 from memlab.records import IntegrityResult, MemoryItem, Urgency
 from memlab.store.memory import MemoryStore
-from memlab.text import detect_lang, messages, one_line
+from memlab.text import detect_lang, display_text, messages, one_line
 
 __all__ = [
     "BackgroundAgent",
@@ -466,7 +466,8 @@ class BackgroundAgent:
             return None
         if not self.store.is_correction(new.id, user_id=user_id):
             return None
-        return messages(detect_lang(new.text))["updated"].format(new=one_line(new.text), old=one_line(old.text))
+        return messages(detect_lang(new.text))["updated"].format(new=display_text(one_line(new.text)),
+                                                               old=display_text(one_line(old.text)))
 
     def run_job(self, job: Job) -> dict[str, Any]:
         """Run one check synchronously and create its notifications (used by the worker; handy in tests)."""

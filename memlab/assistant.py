@@ -51,6 +51,7 @@ from memlab.notify import (
     parse_yes_no,
     plan_turn,
 )
+from memlab.prompting import data_notice, quote_data
 from memlab.protocols import LLM
 from memlab.records import MemoryItem, Urgency
 from memlab.store.memory import MemoryStore, format_context
@@ -59,9 +60,9 @@ from memlab.text import (
     MESSAGES,
     check_lang,
     detect_language,
+    display_text,
     is_question,
     messages,
-    one_line,
     prompt_lang,
     split_sentences,
     word_count,
@@ -433,9 +434,14 @@ class Assistant:
         turns = self.chats.history_for_model(chat_id, user_id=user_id)
         if appended and turns and turns[-1].get("role") == "user":
             turns = turns[:-1]  # the message of this turn, already in the chat: it is sent once, last
+        # once compacted, the first turn is the summary of the turns folded away: user-authored material, sent in
+        # the prompt's data form (memlab.prompting)
+        summarized = bool(turns) and int(getattr(self.chats.get(chat_id, user_id=user_id), "compacted_until", 0)) > 0
         out = []
-        for t in turns:
+        for i, t in enumerate(turns):
             text = "\n".join(str(p.get("text", "")) for p in t.get("parts", []) if p.get("text"))
+            if text and i == 0 and summarized:
+                text = quote_data(text, kind="summary")
             if text:
                 out.append({"role": "assistant" if t.get("role") == "model" else "user", "content": text})
         return out
@@ -453,7 +459,7 @@ class Assistant:
         if not unique:
             return ""
         lines = [messages(self.lang)["history_head"]]
-        lines += [f"- {one_line(unique[span].text)}" for span in sorted(unique)]
+        lines += [f"- {quote_data(unique[span].text, kind='passage')}" for span in sorted(unique)]
         return "\n".join(lines)
 
     def _said_at(self, user_id: str, chat_id: str, facts: Sequence[MemoryItem]) -> list[int]:
@@ -485,8 +491,10 @@ class Assistant:
         """What the model sees for ``message`` : system prompt + conversation-memory block +
         ``build_context`` in one system message, then ``assistant_history``, then the message (``appended``: the
         message is already the last turn of the chat, as during :meth:`respond`; it is sent once)."""
-        memory = self.memory_prompt(user_id, message, prompt_block=prompt_block, chat_id=chat_id)
-        system = "\n\n".join(p for p in (self.system_prompt, memory) if p)
+        memory = self._memory_blocks(user_id, message, prompt_block=prompt_block, chat_id=chat_id)
+        # the notice that the <memory>/<summary>/<passage> blocks are data, never instructions: always (the history's
+        # summary turn is such a block too)
+        system = "\n\n".join(p for p in (self.system_prompt, data_notice(self.lang), memory) if p)
         return [{"role": "system", "content": system}, *self._history(user_id, chat_id, appended=appended),
                 {"role": "user", "content": message}]
 
@@ -616,10 +624,20 @@ class Assistant:
 
     def memory_prompt(self, user_id: str, message: str, *, prompt_block: str = "", chat_id: str | None = None,
                       max_chars: int | None = None) -> str:
-        """The memory part of the model's system prompt for ``message``: the conversation-memory block, the user's
-        relevant active memories (``build_context``, values awaiting the user's answer marked provisional) and the
-        archived passages of the chat that match it (``max_chars``: cut to at most that many characters, whole
-        lines kept, most relevant first)."""
+        """The memory part of the model's system prompt for ``message``: the notice that its ``<memory>`` (and
+        ``<passage>``) blocks are data, never instructions (:func:`memlab.prompting.data_notice`), then the
+        conversation-memory block, the user's relevant active memories (``build_context``, values awaiting the
+        user's answer marked provisional) and the archived passages of the chat that match it (``max_chars``: cut to
+        at most that many characters, whole lines kept, most relevant first; every data block is one line, so a cut
+        never splits one). ``""`` when there is nothing to say."""
+        blocks = self._memory_blocks(user_id, message, prompt_block=prompt_block, chat_id=chat_id, max_chars=max_chars)
+        return "\n\n".join((data_notice(self.lang), blocks)) if blocks else ""
+
+    def _memory_blocks(self, user_id: str, message: str, *, prompt_block: str = "", chat_id: str | None = None,
+                       max_chars: int | None = None) -> str:
+        """:meth:`memory_prompt` without its notice (``max_chars`` counts the notice in)."""
+        if max_chars is not None:
+            max_chars -= len(data_notice(self.lang)) + 2
         awaiting = {i for n in self.notifications.pending(user_id) if n.type is NotificationType.CONTRADICTION
                     for i in n.memory_ids}
         query = message.strip()[: self.store.max_text_chars]  # a long message is searched by its beginning
@@ -711,14 +729,14 @@ class Assistant:
         cands = [{"chat_id": c.id, "title": c.title, "score": round(float(sc), 4)} for c, sc in sw.candidates]
         if sw.decision == "switch" and sw.chat_id is not None:
             target = sw.chat_id
-            text = t["switched"].format(title=self.chats.get(target, user_id=user_id).title or topic)
+            text = t["switched"].format(title=display_text(self.chats.get(target, user_id=user_id).title or topic))
         elif sw.decision == "ask":
             target = chat_id
             self._switch_asked[user_id] = [c["chat_id"] for c in cands]
-            options = "\n".join(f"{i}) «{c['title'] or c['chat_id']}»" for i, c in enumerate(cands, 1))
-            text = t["switch_ask"].format(topic=topic) + "\n" + options
+            options = "\n".join(f"{i}) «{display_text(c['title'] or c['chat_id'])}»" for i, c in enumerate(cands, 1))
+            text = t["switch_ask"].format(topic=display_text(topic)) + "\n" + options
         else:
-            target, text = chat_id, t["switch_none"].format(topic=topic)
+            target, text = chat_id, t["switch_none"].format(topic=display_text(topic))
         if target is not None:  # the exchange goes to the chat the user is now in (it becomes the most recent)
             self._append(user_id, target, message, text)
         return AssistantResponse(
@@ -742,7 +760,7 @@ class Assistant:
         if pick is None:
             return None
         target = chats[pick]
-        text = messages(lang)["switched"].format(title=target.title or target.id)
+        text = messages(lang)["switched"].format(title=display_text(target.title or target.id))
         self._append(user_id, target.id, message, text)
         return AssistantResponse(
             response=text, notifications_count=self.notifications.count(user_id), chat_id=target.id,

@@ -705,7 +705,8 @@ def test_audit_extraction_prompt_has_topic_corrente_and_fatti_gia_noti(tmp_path:
     first, second = (p.splitlines() for p in prompts)
     assert first[1:] == ["TOPIC CORRENTE: Generale", "FATTI GIÀ NOTI (non ripeterli):", "(nessuno)",
                          "RISPOSTA DELL'UTENTE:", "Mi chiamo Anna"]
-    assert second[1:] == [f"TOPIC CORRENTE: {title}", "FATTI GIÀ NOTI (non ripeterli):", "- L'utente si chiama Anna",
+    assert second[1:] == [f"TOPIC CORRENTE: {title}", "FATTI GIÀ NOTI (non ripeterli):",
+                          "- <memory>L'utente si chiama Anna</memory>",
                           "RISPOSTA DELL'UTENTE:", "Abito a Roma"]
     assert title == "Presentazioni e casa a Roma"
 

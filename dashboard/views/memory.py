@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-from common import STATUS_BADGE, ago, fmt_dt, safe, services, status_label, user_id
+from common import STATUS_BADGE, ago, fmt_dt, pager, safe, services, status_label, user_id
+
+from memlab.text import display_text
 
 st.header("🧠 Memorie e versioni")
 store = services().store
@@ -27,14 +29,17 @@ if not items:
     st.info("Ancora nessuna memoria: parla con l'assistente nella pagina Chat.")
     st.stop()
 
+# one page at a time (the table and the history rows): a user may have thousands of memories
+offset, limit = pager(len(items), key="mem_page")
+page = items[offset : offset + limit]
 rows = []
-for m in items:
+for m in page:
     badges = []
     if m.version > 1:
         badges.append(f"v{m.version}")
     if not m.is_active:
         badges.append(status_label(m))
-    rows.append({"id": m.id, "testo": m.text, "chiave": m.key or "", "tipo": m.type, "confidenza": m.confidence,
+    rows.append({"id": m.id, "testo": display_text(m.text), "chiave": m.key or "", "tipo": m.type, "confidenza": m.confidence,
                  "badge": " ".join(badges), "ultimo aggiornamento": ago(m.updated_at or m.superseded_at or m.created_at),
                  "attiva": m.is_active})
 with st.expander("Tabella (ordinabile)", expanded=False):
@@ -43,11 +48,10 @@ with st.expander("Tabella (ordinabile)", expanded=False):
 st.subheader("🕘 Cronologia delle versioni")
 st.caption("Apri la cronologia di una memoria: tutte le versioni del suo slot, chi ha sostituito chi, le notifiche "
            "e le risposte.")
-SHOWN = 50
 head = st.columns([6, 2, 2, 2])
 for col, title in zip(head, ["memoria", "stato", "ultimo aggiornamento", ""], strict=True):
     col.caption(f"**{title}**")
-for m in items[:SHOWN]:
+for m in page:
     c_text, c_badges, c_when, c_button = st.columns([6, 2, 2, 2], vertical_alignment="center")
     c_text.markdown(f"`#{m.id}` {safe(m.text)}" + (f" · {safe(m.key)}" if m.key else ""))
     badge = f":blue-badge[v{m.version}] " if m.version > 1 else ""
@@ -57,5 +61,5 @@ for m in items[:SHOWN]:
     if c_button.button("Cronologia", key=f"mem_history_{m.id}", icon="🕘", width="stretch"):
         st.session_state["history_memory"] = m.id
         st.switch_page("views/history.py", query_params={"memory": str(m.id)})
-if len(items) > SHOWN:
-    st.caption(f"Le prime {SHOWN} di {len(items)}: usa i filtri per trovare le altre.")
+if len(items) > len(page):
+    st.caption(f"Memorie {offset + 1}–{offset + len(page)} di {len(items)}: cambia pagina in alto o usa i filtri.")

@@ -11,6 +11,7 @@ from common import (
     ago,
     choice_label,
     it_label,
+    pager,
     pending_label,
     resolution_controls,
     safe,
@@ -18,6 +19,8 @@ from common import (
     show_flash,
     user_id,
 )
+
+from memlab.text import display_text
 
 lab = services()
 uid = user_id()
@@ -32,12 +35,15 @@ types = c2.multiselect("Tipo", ["contradiction", "event", "todo"], default=["con
                        key="ntf_type", format_func=lambda v: it_label(TYPE_IT, v))
 show_resolved = c3.toggle("Mostra le risolte", value=True, key="ntf_resolved")
 
-items = [n for n in lab.notifications.list(uid, include_resolved=show_resolved)
-         if n.urgency.value in urgencies and n.type.value in types]
-st.markdown(f"**{pending_label(pending)}** · {len(items)} mostrate", help="La campanella in alto conta le notifiche in sospeso.")
-if not items:
+filters = {"include_resolved": show_resolved, "urgencies": urgencies, "types": types}
+total = lab.notifications.total(uid, **filters)
+st.markdown(f"**{pending_label(pending)}** · {total} mostrate", help="La campanella in alto conta le notifiche in sospeso.")
+if not total:
     st.info("Nessuna notifica per questo utente.")
     st.stop()
+# one page at a time (a user may have thousands): only that page is read from the database and rendered
+offset, limit = pager(total, key="ntf_page")
+items = lab.notifications.list(uid, limit=limit, offset=offset, **filters)
 
 for n in items:
     with st.container(border=True, key=f"ntf_card_{n.id}"):
@@ -48,8 +54,8 @@ for n in items:
         if n.type.value == "contradiction":
             p = n.payload or {}
             st.dataframe(pd.DataFrame([
-                {"lato": "prima", "memoria": p.get("first", {}).get("id"), "testo": p.get("first", {}).get("text")},
-                {"lato": "seconda", "memoria": p.get("second", {}).get("id"), "testo": p.get("second", {}).get("text")},
+                {"lato": "prima", "memoria": p.get("first", {}).get("id"), "testo": display_text(str(p.get("first", {}).get("text") or ""))},
+                {"lato": "seconda", "memoria": p.get("second", {}).get("id"), "testo": display_text(str(p.get("second", {}).get("text") or ""))},
             ]), hide_index=True, width="stretch", key=f"ntf_pair_{n.id}")
             if p.get("explanation"):
                 st.caption(safe(p["explanation"]))

@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from memlab.cli.common import check_db, check_port, error_line
 from memlab.errors import MemlabError
 from memlab.process import configure_process
 
@@ -68,10 +69,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         sub.print_help()
         return 2
     try:
+        _check_arguments(args)
         return int(func(args) or 0)
-    except MemlabError as exc:
-        print(f"memlab: error: {exc}", file=sys.stderr)
+    except (MemlabError, OSError) as exc:  # a bad argument or a refusing environment: one line, exit code 1
+        print(error_line(exc), file=sys.stderr)
         return 1
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """The checks every command shares, before the command runs: ``--db`` and ``--port`` (memlab.cli.common)."""
+    if getattr(args, "db", None) is not None:
+        check_db(args.db)
+    if getattr(args, "port", None) is not None:
+        check_port(args.port)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -38,7 +38,7 @@ def register(groups: dict[str, Any]) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from memlab.cli.serve_cmd import _db_path, _is_loopback
+    from memlab.cli.common import bind
     from memlab.errors import InvalidInputError
 
     if args.transport == "stdio" and args.kind != "datetime" and not args.user:
@@ -46,8 +46,56 @@ def _serve(args: argparse.Namespace) -> int:
     if args.transport == "ws" and args.user:
         raise InvalidInputError("--user is for stdio only: over ws each connection's API key decides the user "
                                 "(create one with `memlab users add NAME`).")
-    lab = chunks = keys = None
+    sock = bind(args.host, args.port) if args.transport == "ws" else None  # a port in use fails before any load
+    try:
+        return _serve_with(args, sock)
+    finally:
+        if sock is not None:
+            sock.close()
+
+
+def _serve_with(args: argparse.Namespace, sock: Any) -> int:
+    from memlab.cli.common import run_server
+    from memlab.cli.serve_cmd import _is_loopback
+
     closers: list[Any] = []
+
+    def close() -> None:
+        for c in reversed(closers):
+            c()
+
+    try:
+        lab, chunks, keys = _open_backends(args, closers)
+    except BaseException:
+        close()  # e.g. the Qdrant folder opened, then the database refused: nothing stays locked
+        raise
+
+    if args.transport == "stdio":
+        from memlab.mcp.app import serve_stdio
+
+        try:
+            serve_stdio(args.kind, user_id=args.user, lab=lab, chunks=chunks)
+        finally:
+            close()
+        return 0
+
+    from memlab.mcp.app import create_mcp_app
+
+    if not _is_loopback(args.host):
+        print(f"memlab: warning: serving on {args.host} (beyond this machine) without TLS: API keys travel in "
+              "clear text; put a TLS proxy in front.", file=sys.stderr)
+    app = create_mcp_app(args.kind, lab=lab, chunks=chunks, keys=keys, on_shutdown=close)
+    print(f"memlab mcp: {args.kind} server at ws://{args.host}:{args.port}/mcp (health: "
+          f"http://{args.host}:{args.port}/health)", file=sys.stderr)
+    run_server(app, sock, host=args.host, port=args.port, log_level=args.log_level, ws="websockets")
+    return 0
+
+
+def _open_backends(args: argparse.Namespace, closers: list[Any]) -> tuple[Any, Any, Any]:
+    """``(lab, chunks, keys)`` of ``args.kind``; each opened resource's close is appended to ``closers``."""
+    from memlab.cli.serve_cmd import _db_path
+
+    lab = chunks = keys = None
     if args.kind == "memory":
         from memlab.app import open_memlab
         from memlab.config import Settings
@@ -65,32 +113,7 @@ def _serve(args: argparse.Namespace) -> int:
             db = Database(_db_path(args))
             keys = ApiKeys(db)
             closers.append(db.close)
-
-    def close() -> None:
-        for c in reversed(closers):
-            c()
-
-    if args.transport == "stdio":
-        from memlab.mcp.app import serve_stdio
-
-        try:
-            serve_stdio(args.kind, user_id=args.user, lab=lab, chunks=chunks)
-        finally:
-            close()
-        return 0
-
-    import uvicorn
-
-    from memlab.mcp.app import create_mcp_app
-
-    if not _is_loopback(args.host):
-        print(f"memlab: warning: serving on {args.host} (beyond this machine) without TLS: API keys travel in "
-              "clear text; put a TLS proxy in front.", file=sys.stderr)
-    app = create_mcp_app(args.kind, lab=lab, chunks=chunks, keys=keys, on_shutdown=close)
-    print(f"memlab mcp: {args.kind} server at ws://{args.host}:{args.port}/mcp (health: "
-          f"http://{args.host}:{args.port}/health)", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, ws="websockets")
-    return 0
+    return lab, chunks, keys
 
 
 def _chunk_store(args: argparse.Namespace) -> Any:
@@ -98,15 +121,25 @@ def _chunk_store(args: argparse.Namespace) -> Any:
     ``MEMLAB_QDRANT_URL`` (a server), else ``--qdrant-path`` or ``MEMLAB_QDRANT_PATH``, else ``<db>.qdrant``."""
     from pathlib import Path
 
+    from memlab.cli.common import check_folder
     from memlab.cli.serve_cmd import _db_path
     from memlab.config import Settings
     from memlab.embedding import resolve_embedder
+    from memlab.errors import BackendError
     from memlab.ingest import ChunkStore
 
     settings = Settings()
-    embedder = resolve_embedder(args.embedder, settings=settings)  # default: settings.embedder (e5)
     url = args.qdrant_url or settings.qdrant_url
-    if url:
-        return ChunkStore(url=url, embedder=embedder, collection=args.collection)
-    path = args.qdrant_path or settings.qdrant_path or Path(str(_db_path(args)) + ".qdrant")
-    return ChunkStore(path=path, embedder=embedder, collection=args.collection)
+    path = None
+    if not url:  # the folder is checked before the embedder loads
+        flag = "--qdrant-path" if args.qdrant_path else "MEMLAB_QDRANT_PATH" if settings.qdrant_path else "--db"
+        path = check_folder(args.qdrant_path or settings.qdrant_path or Path(str(_db_path(args)) + ".qdrant"),
+                            flag=flag)
+    embedder = resolve_embedder(args.embedder, settings=settings)  # default: settings.embedder (e5)
+    try:
+        if url:
+            return ChunkStore(url=url, embedder=embedder, collection=args.collection)
+        return ChunkStore(path=path, embedder=embedder, collection=args.collection)
+    except RuntimeError as exc:  # qdrant-client's own errors (e.g. the folder is held by another process)
+        where = url or f"--qdrant-path {str(path)!r}"
+        raise BackendError(f"Cannot open the Qdrant store at {where}: {exc}") from exc

@@ -46,6 +46,9 @@ def register(groups: dict[str, Any]) -> None:
     b.add_argument("--embedder", default=None, help="embedder (default: settings)")
     b.add_argument("--judge", default=None, help="judge (default: settings)")
     b.add_argument("--out", default=None, help="write the run here (run.json, examples.jsonl, bench.md)")
+    b.add_argument("--noisy-neighbour", action="store_true",
+                   help="instead: user B's search p95 alone and while user A ingests a large document, and the ratio")
+    b.add_argument("--ingest-kb", type=float, default=320.0, help="--noisy-neighbour: size of A's document (KB)")
     b.set_defaults(func=_bench)
 
 
@@ -54,19 +57,15 @@ def _db(p: argparse.ArgumentParser) -> None:
 
 
 def _db_path(args: argparse.Namespace) -> Path:
+    """``--db`` checked (memlab.cli.common.check_db), or the default ``$MEMLAB_DATA_DIR/memlab.db``."""
+    from memlab.cli.common import check_db
     from memlab.config import Settings
-    from memlab.errors import InvalidInputError
 
     if args.db is None:
         path = Path(Settings().data_dir) / "memlab.db"
         path.parent.mkdir(parents=True, exist_ok=True)
-        return path
-    if not str(args.db).strip():
-        raise InvalidInputError("--db must be a file path (got an empty string).")
-    path = Path(args.db)
-    if path.is_dir():
-        raise InvalidInputError(f"--db {args.db!r} is a directory; give a SQLite file path.")
-    return path
+        return check_db(path)
+    return check_db(args.db)
 
 
 def _keys(args: argparse.Namespace) -> Any:
@@ -101,17 +100,22 @@ def _users_revoke(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
+    from memlab.cli.common import bind, run_server
     from memlab.config import Settings
     from memlab.serve import create_app
 
-    if not _is_loopback(args.host):
-        print(f"memlab: warning: serving on {args.host} (beyond this machine) over plain HTTP: API keys travel in "
-              "clear text; put a TLS proxy in front.", file=sys.stderr)
-    app = create_app(db=_db_path(args), settings=Settings(), embedder=args.embedder, judge=args.judge,
-                     checks=not args.no_checks, reembed=args.reembed)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    sock = bind(args.host, args.port)  # a port in use fails now, before anything is created or loaded
+    try:
+        db = _db_path(args)
+        if not _is_loopback(args.host):
+            print(f"memlab: warning: serving on {args.host} (beyond this machine) over plain HTTP: API keys travel "
+                  "in clear text; put a TLS proxy in front.", file=sys.stderr)
+        app = create_app(db=db, settings=Settings(), embedder=args.embedder, judge=args.judge,
+                         checks=not args.no_checks, reembed=args.reembed)
+    except BaseException:
+        sock.close()
+        raise
+    run_server(app, sock, host=args.host, port=args.port, log_level=args.log_level)
     return 0
 
 
@@ -125,10 +129,15 @@ def _is_loopback(host: str) -> bool:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from memlab.lab.bench.serve import run_serve_bench
+    from memlab.lab.bench.serve import run_noisy_neighbour_bench, run_serve_bench
 
-    res = run_serve_bench(n_requests=args.requests, clients=args.clients, embedder=args.embedder, judge=args.judge,
-                          progress=lambda m: print(m, file=sys.stderr))
+    res: Any
+    if args.noisy_neighbour:
+        res = run_noisy_neighbour_bench(n_requests=args.requests, ingest_kb=args.ingest_kb, embedder=args.embedder,
+                                        judge=args.judge, progress=lambda m: print(m, file=sys.stderr))
+    else:
+        res = run_serve_bench(n_requests=args.requests, clients=args.clients, embedder=args.embedder, judge=args.judge,
+                              progress=lambda m: print(m, file=sys.stderr))
     print(res.to_markdown())
     if args.out:
         out = res.write(args.out)

@@ -6,7 +6,7 @@ Example:
     >>> svc = ConversationMemoryService(MemoryStore(":memory:", embedder=FakeEmbedder()), user_id="u1")
     >>> _ = svc.update_after_user_message("c1", "Chiamami Li Si. Abito a Roma.")
     >>> print(format_for_prompt(svc.get("c1")).splitlines()[2])
-    - L'utente si chiama Li Si
+    - <memory>L'utente si chiama Li Si</memory>
 """
 
 from __future__ import annotations

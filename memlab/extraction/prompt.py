@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from memlab.errors import InvalidInputError
 from memlab.extraction.records import ConversationMemory, Tone
+from memlab.prompting import quote_data
 
 __all__ = ["FATIGUE_WARNING_THRESHOLD", "MIN_PROMPT_CONFIDENCE", "format_for_prompt"]
 
@@ -106,7 +107,7 @@ def format_for_prompt(
             if f.content.casefold() in seen:
                 continue
             seen.add(f.content.casefold())
-            out.append(f"- {f.content}")
+            out.append(f"- {quote_data(f.content)}")  # the user's words: in the prompt's data form
         out.append("")
     if memory.topics:
         out.append(str(t["topics"]))

@@ -6,6 +6,7 @@ import json
 import os
 import struct
 import threading
+from typing import BinaryIO
 
 import faiss
 import numpy as np
@@ -223,16 +224,21 @@ class PartitionedFaissIndex:
         Raises:
             BackendError: the file cannot be written (read-only folder, disk full ...).
         """
-        with atomic_index_file(path) as tmp, self._lock, open(tmp, "wb") as f:
+        with self._lock:
+            parts = sorted(self._parts.items())
+        # each partition is serialised under its own lock only: adds to other users go on during a (background)
+        # write; a partition created meanwhile is not in this file (the store adds its rows back at open)
+        with atomic_index_file(path) as tmp, open(tmp, "wb") as f:
             f.write(_START.pack(MAGIC, FORMAT_VERSION))
             entries = []
-            for key, part in sorted(self._parts.items()):
-                if not len(part):
-                    continue
+            for key, part in parts:
                 with part._lock:
-                    raw = faiss.serialize_index(part._index)
+                    n = len(part)
+                    raw = faiss.serialize_index(part._index) if n else None
+                if raw is None:
+                    continue
                 f.write(memoryview(raw))
-                entries.append({"key": key, "nbytes": int(raw.nbytes), "n": len(part)})
+                entries.append({"key": key, "nbytes": int(raw.nbytes), "n": n})
                 del raw
             head = json.dumps({"dim": self._dim, "factory": self.factory, "partitions": entries},
                               ensure_ascii=False).encode("utf-8")
@@ -282,11 +288,7 @@ class PartitionedFaissIndex:
                 obj = cls(int(header["dim"]), factory=str(header["factory"]))
                 f.seek(_START.size)
                 for entry in header["partitions"]:
-                    raw = f.read(int(entry["nbytes"]))
-                    part = FaissIndex._wrap(
-                        faiss.deserialize_index(np.frombuffer(raw, dtype=np.uint8)), path, factory=obj.factory
-                    )
-                    del raw
+                    part = FaissIndex._wrap(_read_section(f, int(entry["nbytes"]), path), path, factory=obj.factory)
                     key = str(entry["key"])
                     if part.dim != obj._dim or len(part) != int(entry["n"]) or key in obj._parts:
                         raise BackendError(f"{path}: partition {key!r} does not match its header")
@@ -300,6 +302,27 @@ class PartitionedFaissIndex:
             raise BackendError(f"{path}: an id is stored in two partitions")
         return obj
 
+
+
+def _read_section(f: BinaryIO, nbytes: int, path: str | os.PathLike[str]) -> faiss.Index:
+    """The FAISS index serialised in the next ``nbytes`` bytes of ``f``, read straight from the file (no copy of the
+    bytes into a buffer first: at 1M vectors that copy took longer than the read itself).
+
+    Raises:
+        BackendError: the section is shorter or longer than ``nbytes``.
+    """
+    left = nbytes
+
+    def read(n: int) -> bytes:
+        nonlocal left
+        chunk = f.read(min(n, left))
+        left -= len(chunk)
+        return chunk
+
+    raw = faiss.read_index(faiss.PyCallbackIOReader(read))
+    if left:
+        raise BackendError(f"{path}: a partition is {nbytes - left} bytes long, its header says {nbytes}")
+    return raw
 
 
 def _check_partition(partition: object) -> str:

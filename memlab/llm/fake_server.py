@@ -113,9 +113,17 @@ def openai_tool_calls(*calls: tuple[str, dict[str, Any]], content: str | None = 
 
 
 def tool_messages(body: Any) -> list[dict[str, Any]]:
-    """The ``role: tool`` messages of a chat request body (what a scripted responder reads tool results from)."""
+    """The ``role: tool`` messages of a chat request body (what a scripted responder reads tool results from), each
+    content read back from its ``<tool_result>`` data block (:mod:`memlab.prompting`) as a model would read it."""
+    from memlab.prompting import parse_data
+
     msgs = body.get("messages", []) if isinstance(body, dict) else []
-    return [m for m in msgs if isinstance(m, dict) and m.get("role") == "tool"]
+    out = []
+    for m in msgs:
+        if isinstance(m, dict) and m.get("role") == "tool":
+            texts = parse_data(str(m.get("content", "")), kind="tool_result")
+            out.append({**m, "content": texts[0]} if len(texts) == 1 else m)
+    return out
 
 
 def ollama_tags(*models: str) -> Answer:

@@ -131,20 +131,26 @@ class OllamaLLM(BaseLLM):
         model = ""
         finish: str | None = None
         try:
-            for chunk in self._client.chat(**kwargs):
-                n_chunks += 1
-                msg = chunk.message
-                if msg.thinking:
-                    thinking.append(msg.thinking)
-                if msg.content:
-                    content.append(msg.content)
-                    if on_token is not None:
-                        on_token(msg.content)
-                for tc in msg.tool_calls or ():
-                    calls.append(ToolCall(name=tc.function.name, arguments=dict(tc.function.arguments or {})))
-                model = chunk.model or model
-                if chunk.done:
-                    finish = chunk.done_reason or "stop"
+            stream = self._client.chat(**kwargs)
+            try:
+                for chunk in stream:
+                    n_chunks += 1
+                    msg = chunk.message
+                    if msg.thinking:
+                        thinking.append(msg.thinking)
+                    if msg.content:
+                        content.append(msg.content)
+                        if on_token is not None:
+                            on_token(msg.content)
+                    for tc in msg.tool_calls or ():
+                        calls.append(ToolCall(name=tc.function.name, arguments=dict(tc.function.arguments or {})))
+                    model = chunk.model or model
+                    if chunk.done:
+                        finish = chunk.done_reason or "stop"
+            finally:  # closed however the loop ends: an exception from on_token stops the stream
+                close = getattr(stream, "close", None)
+                if close is not None:
+                    close()
         except (self._ollama.ResponseError, httpx.HTTPError, ConnectionError, json.JSONDecodeError,
                 ValidationError, TypeError) as exc:
             raise self._map_error(exc) from exc

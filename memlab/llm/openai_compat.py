@@ -182,28 +182,30 @@ class OpenAICompatLLM(BaseLLM):
         n = 0
         model = ""
         finish: str | None = None
-        for chunk in self._client.chat.completions.create(**kwargs, stream=True):
-            n += 1
-            model = chunk.model or model
-            if not chunk.choices:
-                continue
-            ch = chunk.choices[0]
-            delta = ch.delta
-            extra = delta.model_extra or {}
-            if extra.get("reasoning_content") or extra.get("reasoning"):
-                thinking.append(str(extra.get("reasoning_content") or extra.get("reasoning")))
-            if delta.content:
-                content.append(delta.content)
-                if on_token is not None:
-                    on_token(delta.content)
-            for tc in delta.tool_calls or ():
-                slot = partial.setdefault(tc.index, {"name": "", "args": "", "id": None})
-                if tc.id:
-                    slot["id"] = tc.id
-                if tc.function is not None:
-                    slot["name"] += tc.function.name or ""
-                    slot["args"] += tc.function.arguments or ""
-            finish = ch.finish_reason or finish
+        # closed however the loop ends: an exception from on_token (a client that went away) stops the stream
+        with self._client.chat.completions.create(**kwargs, stream=True) as stream:
+            for chunk in stream:
+                n += 1
+                model = chunk.model or model
+                if not chunk.choices:
+                    continue
+                ch = chunk.choices[0]
+                delta = ch.delta
+                extra = delta.model_extra or {}
+                if extra.get("reasoning_content") or extra.get("reasoning"):
+                    thinking.append(str(extra.get("reasoning_content") or extra.get("reasoning")))
+                if delta.content:
+                    content.append(delta.content)
+                    if on_token is not None:
+                        on_token(delta.content)
+                for tc in delta.tool_calls or ():
+                    slot = partial.setdefault(tc.index, {"name": "", "args": "", "id": None})
+                    if tc.id:
+                        slot["id"] = tc.id
+                    if tc.function is not None:
+                        slot["name"] += tc.function.name or ""
+                        slot["args"] += tc.function.arguments or ""
+                finish = ch.finish_reason or finish
         calls = tuple(_tool_call(s["name"], s["args"], s["id"]) for _, s in sorted(partial.items()))
         return ChatResult(content="".join(content), thinking="".join(thinking), tool_calls=calls,
                           model=model or self.model, finish_reason=finish, n_chunks=n)

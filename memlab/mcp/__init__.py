@@ -1,6 +1,6 @@
 """memlab as MCP tools for a host agent, on the official ``mcp`` Python SDK (needs ``memlab[mcp]``).
 
-- Servers (:mod:`memlab.mcp.servers`): ``memory`` (search, add, history, notifications_list, resolve; one user
+- Servers (:mod:`memlab.mcp.servers`): ``memory`` (search, add, history, notifications_list; one user
   per connection), ``datetime`` (``now``) and ``semantic`` (``query`` over ingested documents). Each is served
   over a WebSocket at ``/mcp`` with ``GET /health`` (:func:`create_mcp_app`) or over stdio (:func:`serve_stdio`);
   ``memlab mcp serve KIND`` runs them. ``web.search`` is left out: memlab's machines have no internet.

@@ -153,7 +153,8 @@ def serve_stdio(kind: str, *, user_id: str | None = None, lab: Any = None, chunk
         InvalidInputError: a user-scoped kind without ``user_id`` or its backend.
     """
     import anyio
-    from mcp.server.stdio import stdio_server
+
+    from memlab.mcp.transport import serve_stdio_lines
 
     run = thread_runner()
     server = make_server(kind, user_id=user_id, lab=lab, chunks=chunks, runner=run)
@@ -163,8 +164,7 @@ def serve_stdio(kind: str, *, user_id: str | None = None, lab: Any = None, chunk
         if agent is not None:
             await agent.start()
         try:
-            async with stdio_server() as (read_stream, write_stream):
-                await server.run(read_stream, write_stream, server.create_initialization_options())
+            await serve_stdio_lines(server)  # answers malformed lines (the SDK's stdio transport drops them)
         finally:
             if agent is not None:
                 await agent.stop()

@@ -5,6 +5,11 @@ builds the SDK server for a kind and, for the user-scoped kinds, ONE user: the u
 is made (from its bearer key over WebSocket, from ``--user`` over stdio) and no tool takes a user argument, so a
 connection can only ever read and write its own user's data.
 
+No tool can resolve, dismiss, undo or otherwise change a notification: that is the user's choice alone (the assistant
+always asks, the user decides), made through the HTTP API with the user's key, the CLI, the dashboard or the chat's A-D answer
+typed by the user. ``notifications_list`` only reads (it does not even mark a notification read), and a model that
+calls ``memory.resolve`` gets an error result naming the user's ways (:data:`USER_ONLY_TOOLS`).
+
 ``web.search`` (the seed's fourth tool) needs the internet, which memlab's machines do not have: it is left out.
 
 Example:
@@ -12,7 +17,7 @@ Example:
     >>> from memlab.testing import FakeEmbedder, ScriptedJudge
     >>> lab = open_memlab(":memory:", embedder=FakeEmbedder(), judge=ScriptedJudge(), checks=False)
     >>> [t.name for t in memory_tools(lab, "alice")]
-    ['search', 'add', 'history', 'notifications_list', 'resolve']
+    ['search', 'add', 'history', 'notifications_list']
     >>> datetime_tools()[0].fn(NowArgs(timezone="Europe/Rome"))["timezone"]
     'Europe/Rome'
     >>> lab.close()
@@ -31,6 +36,7 @@ from memlab.errors import InvalidInputError, UnknownComponentError
 from memlab.mcp.tools import Runner, ToolSpec, build_server
 
 __all__ = [
+    "CONSENT_REFUSAL",
     "SERVER_KINDS",
     "DEFAULT_NAMESPACES",
     "NowArgs",
@@ -38,7 +44,15 @@ __all__ = [
     "make_server",
     "memory_tools",
     "semantic_tools",
+    "USER_ONLY_TOOLS",
 ]
+
+#: Actions on notifications that only the user may take: no MCP server offers them as tools.
+USER_ONLY_TOOLS = frozenset({"resolve", "dismiss", "undo", "delete", "mark_read", "resolve_notification",
+                             "dismiss_notification", "delete_notification", "undo_notification"})
+#: What a model that calls one of :data:`USER_ONLY_TOOLS` reads back (an error result, nothing changed).
+CONSENT_REFUSAL = ("Refused: only the user can resolve, dismiss or change a notification (memlab never decides for "
+                   "them). Show the notification and ask the user to answer A, B, C or D; nothing was changed.")
 
 #: The servers ``memlab mcp serve`` knows.
 SERVER_KINDS = ("memory", "semantic", "datetime")
@@ -79,15 +93,6 @@ class NotificationsArgs(_Args):
 
     include_resolved: bool = Field(False, description="also list resolved notifications")
     limit: int = Field(20, ge=1, le=200)
-
-
-class ResolveArgs(_Args):
-    """Arguments of ``memory.resolve``."""
-
-    id: int = Field(ge=1, description="the notification id")
-    choice: str = Field(min_length=1, max_length=64, description="contradictions: A (keep the first), B (keep "
-                        "the second), C (both true; explain in note), D (neither); other notifications: e.g. done")
-    note: str | None = Field(None, max_length=2000, description="the user's explanation")
 
 
 class NowArgs(_Args):
@@ -139,19 +144,16 @@ def memory_tools(lab: Any, user_id: str) -> list[ToolSpec]:
         items = lab.notifications.list(user, include_resolved=a.include_resolved, limit=a.limit)
         return {"count": lab.notifications.count(user), "notifications": [_public(n.to_dict()) for n in items]}
 
-    def resolve(a: ResolveArgs) -> dict[str, Any]:
-        n = lab.notifications.resolve(a.id, a.choice, a.note, user_id=user)
-        return {"notification": _public(n.to_dict())}
-
     return [
         ToolSpec("search", "Search the user's long-term memories (facts, preferences, events) by meaning. "
                  "Use it before answering anything about the user.", SearchArgs, search),
         ToolSpec("add", "Remember a new fact about the user. With a key (e.g. 'birthday') a new value replaces "
                  "the old one as a new version; contradictions are checked in the background.", AddArgs, add),
         ToolSpec("history", "All versions of one memory, oldest first.", HistoryArgs, history),
-        ToolSpec("notifications_list", "The user's open notifications (contradictions to resolve, reminders), "
-                 "newest first.", NotificationsArgs, notifications_list),
-        ToolSpec("resolve", "Resolve one notification with the user's choice.", ResolveArgs, resolve),
+        ToolSpec("notifications_list", "The user's open notifications (contradictions, reminders), newest first. "
+                 "Read only: only the user can resolve one (show both memories and let the user answer A, B, C "
+                 "or D); no tool can resolve, dismiss or change a notification.", NotificationsArgs,
+                 notifications_list),
     ]
 
 
@@ -231,7 +233,8 @@ def make_server(
         if lab is None:
             raise InvalidInputError("The 'memory' MCP server needs an open Memlab ('lab').")
         return build_server("memlab-memory", memory_tools(lab, user_id), runner=runner,
-                            instructions=f"Long-term memory of one user ({user_id}).")
+                            instructions=f"Long-term memory of one user ({user_id}). Only the user can resolve a "
+                                         "notification.", refusals=dict.fromkeys(USER_ONLY_TOOLS, CONSENT_REFUSAL))
     if chunks is None:
         raise InvalidInputError("The 'semantic' MCP server needs a ChunkStore ('chunks').")
     return build_server("memlab-semantic", semantic_tools(chunks, user_id), runner=runner,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -105,6 +105,7 @@ def build_server(
     runner: Runner | None = None,
     instructions: str | None = None,
     version: str = "",
+    refusals: Mapping[str, str] | None = None,
 ) -> Any:
     """An MCP :class:`mcp.server.Server` serving ``tools`` (``tools/list``, ``tools/call``, ``ping``).
 
@@ -114,9 +115,11 @@ def build_server(
         runner: where blocking tools run (default: a new :func:`thread_runner`).
         instructions: text the server gives clients at ``initialize``.
         version: server version string.
+        refusals: names that are deliberately not tools (e.g. ``resolve``: only the user may resolve a notification)
+            and the error text a call to one of them gets back.
 
     Raises:
-        InvalidInputError: duplicate tool names.
+        InvalidInputError: duplicate tool names, or a refused name that is also a tool.
         MissingDependencyError: the ``mcp`` SDK is not installed (``pip install 'memlab[mcp]'``).
     """
     try:
@@ -128,6 +131,9 @@ def build_server(
     by_name = {t.name: t for t in tools}
     if len(by_name) != len(tools):
         raise InvalidInputError(f"Tool names of server {name!r} must be unique. Got {[t.name for t in tools]}.")
+    refused = dict(refusals or {})
+    if set(refused) & set(by_name):
+        raise InvalidInputError(f"Server {name!r} both offers and refuses {sorted(set(refused) & set(by_name))}.")
     run = runner or thread_runner()
     listed = [types.Tool(name=t.name, description=t.description, input_schema=t.input_schema()) for t in tools]
 
@@ -139,6 +145,8 @@ def build_server(
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         spec = by_name.get(params.name)
+        if spec is None and params.name in refused:
+            return error(refused[params.name])
         if spec is None:
             return error(f"Unknown tool {params.name!r}. Valid tools: {', '.join(sorted(by_name))}.")
         try:

@@ -24,6 +24,11 @@
   a "sì" in the next message shows them, a "no" leaves them in the bell.
 - LOW: only the bell badge count.
 
+Every user text a notification quotes (what the user said, the two memories, the values, a HIGH content, the note
+of a resolution) is shown through :func:`memlab.text.display_text`: zero-width characters removed, bidi controls
+balanced and the text isolated in FSI … PDI when it holds right-to-left letters or controls, so a U+202E inside a
+memory cannot reverse the block's own text after it (the display policy of :mod:`memlab.text`).
+
 Fatigue (``> 0.7``, the user's fatigue score from the conversation memory): MEDIUM notifications are
 treated as LOW for the turn (not offered) and at most one HIGH is shown per turn. :func:`plan_turn` is the
 pure policy; :func:`parse_choice` and :func:`parse_yes_no` read the user's answers.
@@ -39,7 +44,7 @@ from dataclasses import dataclass, field
 from memlab.integrity.explain import render_explanation, render_values
 from memlab.notify.records import Notification, NotificationType, ResolutionChoice
 from memlab.records import Urgency
-from memlab.text import is_question, messages, one_line, split_sentences
+from memlab.text import display_text, is_question, messages, one_line, split_sentences
 
 __all__ = [
     "FATIGUE_THRESHOLD",
@@ -60,6 +65,13 @@ FATIGUE_THRESHOLD = 0.7
 
 def _t(lang: str) -> Mapping[str, str]:
     return messages(lang)
+
+
+def _shown(text: str, max_chars: int | None = None) -> str:
+    """User text as it appears inside a notification: on one line, and neutralised for display
+    (:func:`memlab.text.display_text`: no zero-width characters, its bidi controls balanced and isolated, so the
+    block's own text after it renders in order)."""
+    return display_text(one_line(text, max_chars=max_chars))
 
 
 def _pair_texts(n: Notification) -> tuple[str, str]:
@@ -88,13 +100,13 @@ def format_notification(n: Notification, lang: str = "it", *, with_ref: bool = F
         # the explanation in the reader's language, rebuilt from what the checker recorded (older notifications:
         # the text stored with them)
         expl = render_explanation(details.get("explain"), lang) or str(n.payload.get("explanation") or "")
-        expl = one_line(_statement_only(expl))
+        expl = _shown(_statement_only(expl))  # it quotes the two values the user wrote
         if clarify:
             lines = [t["clarify_head"]]
         else:  # the seed's sentence and what differs, then the seed's block under its marker
             lines = [contradiction_sentence(n, lang), *([expl] if expl else []), t["contradiction_marker"],
                      t["contradiction_head"]]
-        lines += [f'1. {t["previous"]}: "{one_line(first)}"', f'2. {t["new"]}: "{one_line(second)}"']
+        lines += [f'1. {t["previous"]}: "{_shown(first)}"', f'2. {t["new"]}: "{_shown(second)}"']
         if clarify and expl:
             lines.append(expl)
         lines += [t["question"], t["A"].format(value=v1), t["B"].format(value=v2), t["C"], t["D"]]
@@ -102,7 +114,7 @@ def format_notification(n: Notification, lang: str = "it", *, with_ref: bool = F
             lines.append(t["ref"].format(id=n.id))
         return "\n".join(lines)
     head = t["important"] if n.urgency is Urgency.HIGH else f"[{n.type.value}]"
-    return f"{head} {one_line(n.content)}"
+    return f"{head} {_shown(n.content)}"
 
 
 def contradiction_sentence(n: Notification, lang: str = "it") -> str:
@@ -114,7 +126,7 @@ def contradiction_sentence(n: Notification, lang: str = "it") -> str:
 
     def said(side: str) -> str:
         d = p.get(side) if isinstance(p.get(side), dict) else {}
-        return one_line(str(d.get("said") or d.get("text") or ""), max_chars=200).rstrip(" .。!！")
+        return display_text(one_line(str(d.get("said") or d.get("text") or ""), max_chars=200).rstrip(" .。!！"))
 
     return _t(lang)["contradiction_said"].format(old=said("first"), new=said("second"))
 
@@ -127,7 +139,7 @@ def _pair_values(n: Notification, lang: str) -> tuple[str, str]:
     if not (isinstance(spans, list | tuple) and len(spans) == 2
             and all(isinstance(x, str) and x.strip() for x in spans)):
         return "", ""
-    other, new = (one_line(x, max_chars=60) for x in spans)  # the detector's order: the earlier memory, the new one
+    other, new = (_shown(x, max_chars=60) for x in spans)  # the detector's order: the earlier memory, the new one
     first = n.payload.get("first") if isinstance(n.payload.get("first"), dict) else {}
     a, b = (new, other) if first.get("id") == n.payload.get("new_id") else (other, new)
     return f" ({a})", f" ({b})"
@@ -154,10 +166,10 @@ def medium_offer(lang: str = "it", count: int = 1) -> str:
 def format_resolution(n: Notification, lang: str = "it") -> str:
     """Confirmation text after a contradiction was resolved through the chat."""
     t = _t(lang)
-    first, second = _pair_texts(n)
+    first, second = (_shown(x) for x in _pair_texts(n))
     choice = (n.choice or "").upper()
     if choice == "C" and n.note:
-        msg = t["res_C_note"].format(note=n.note)
+        msg = t["res_C_note"].format(note=_shown(n.note))
     elif choice in ("A", "B", "C", "D"):
         msg = t[f"res_{choice}"].format(first=first, second=second)
     else:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from memlab._validation import check_enum, check_id, check_text, check_user_id
+from memlab._validation import check_enum, check_id, check_positive_int, check_text, check_user_id
 from memlab.clock import utcnow
 from memlab.errors import InvalidInputError, MemlabError, NotFoundError
 from memlab.notify.records import (
@@ -344,16 +344,52 @@ class NotificationService:
         out = [self._row(r) for r in rows]
         return sorted(out, key=lambda n: (_URGENCY_ORDER[n.urgency], n.id))
 
-    def list(self, user_id: str, *, include_resolved: bool = False, limit: int | None = None) -> list[Notification]:
-        """All notifications of ``user_id`` (open only unless ``include_resolved``), newest first."""
-        user_id = check_user_id(user_id, owner="NotificationService.list")
-        sql = "SELECT * FROM notifications WHERE user_id = ?"
+    def list(self, user_id: str, *, include_resolved: bool = False, limit: int | None = None, offset: int = 0,
+             urgencies: Sequence[Urgency | str] | None = None, types: Sequence[NotificationType | str] | None = None,
+             ) -> list[Notification]:
+        """All notifications of ``user_id`` (open only unless ``include_resolved``), newest first.
+
+        Args:
+            limit, offset: one page: at most ``limit`` notifications (an int >= 1), after skipping ``offset`` (>= 0).
+            urgencies, types: only these urgencies / types (``None``: all).
+
+        Raises:
+            InvalidInputError: a bad ``limit``, ``offset``, urgency or type.
+        """
+        owner = "NotificationService.list"
+        where, params = self._list_where(owner, user_id, include_resolved, urgencies, types)
+        sql = f"SELECT * FROM notifications WHERE {where} ORDER BY id DESC"
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise InvalidInputError(f"The 'offset' parameter of {owner} must be an int >= 0. Got {offset!r} instead.")
+        if limit is not None or offset:
+            sql += f" LIMIT {-1 if limit is None else check_positive_int(limit, name='limit', owner=owner)}"
+            sql += f" OFFSET {offset}"
+        return [self._row(r) for r in self.db.query(sql, params)]
+
+    def total(self, user_id: str, *, include_resolved: bool = False,
+              urgencies: Sequence[Urgency | str] | None = None,
+              types: Sequence[NotificationType | str] | None = None) -> int:
+        """How many notifications :meth:`list` has for these filters (without ``limit``/``offset``): a pager's total."""
+        where, params = self._list_where("NotificationService.total", user_id, include_resolved, urgencies, types)
+        row = self.db.query_one(f"SELECT COUNT(*) AS n FROM notifications WHERE {where}", params)
+        return int(row["n"]) if row else 0
+
+    @staticmethod
+    def _list_where(owner: str, user_id: str, include_resolved: bool, urgencies: Any, types: Any,
+                    ) -> tuple[str, list[Any]]:
+        """The WHERE clause (and its parameters) of :meth:`list` and :meth:`total`."""
+        where, params = ["user_id = ?"], [check_user_id(user_id, owner=owner)]
         if not include_resolved:
-            sql += " AND status IN ('unread', 'read')"
-        sql += " ORDER BY id DESC"
-        if limit is not None:
-            sql += f" LIMIT {max(1, int(limit))}"
-        return [self._row(r) for r in self.db.query(sql, (user_id,))]
+            where.append("status IN ('unread', 'read')")
+        for column, cls, values in (("urgency", Urgency, urgencies), ("type", NotificationType, types)):
+            if values is None:
+                continue
+            if isinstance(values, str):
+                raise InvalidInputError(f"The {column!r} filter of {owner} must be a list, not a str.")
+            checked = [check_enum(cls, v, name=column, owner=owner).value for v in values]
+            where.append(f"{column} IN ({','.join('?' * len(checked))})" if checked else "0")
+            params += checked
+        return " AND ".join(where), params
 
     def count(self, user_id: str) -> int:
         """The bell badge: how many notifications are pending (see :meth:`pending`)."""

@@ -20,6 +20,11 @@ user's memories in its system prompt, and a MEDIUM offer follows the reply. The 
   memories finished before the event (``wait``, default true);
 - ``error``: ``{"error", "detail"}`` when the model or a server failed (the stream then ends).
 
+A client that disconnects cancels the turn: the model's stream is closed at its next piece and no further step
+(tool call, model call, ``finish_turn``) runs; the memories the message already stored stay. No tool the model is
+given can resolve, dismiss or change a notification (only the user can: the A-D answer, the API, the CLI, the
+dashboard).
+
 The model's hidden reasoning (``thinking``) is logged on the server, never sent. The model is
 ``app.state.chat_llm`` when set, else the app's configured LLM (``MEMLAB_LLM_BACKEND``, ``MEMLAB_LLM_MODEL``,
 ``MEMLAB_LLM_BASE_URL``); without one ``/v1/chat`` answers 503.
@@ -41,6 +46,7 @@ import asyncio
 import json
 import logging
 import re
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -60,6 +66,7 @@ from pydantic import (
 
 from memlab.errors import BackendError, MemlabError, MissingDependencyError
 from memlab.serve.common import WRITE, WRITE_ONE, Svc, User
+from memlab.serve.errors import ClientDisconnected
 from memlab.serve.schemas import IngestOut, JsonInt, text_field
 
 __all__ = ["ChatMessage", "ChatRequest", "ChatWithMessage", "ChatWithMessages", "IngestBody", "IngestPathRequest",
@@ -237,8 +244,12 @@ def _chunks(app: FastAPI, svc: Any, *, create: bool) -> Any:
         from memlab.ingest import ChunkStore
     except ImportError as exc:  # pragma: no cover - memlab[ingest] is in `all`
         raise MissingDependencyError("qdrant-client", "ingest") from exc
+    from memlab.serve.fair import FairEmbedder, long_work_twin
+
     settings = svc.lab.settings
-    embedder = svc.lab.store.embedder
+    # ingestion embeds with a twin engine of its own (or yields to requests between texts): never stalls them
+    inner = svc.lab.store.embedder
+    embedder = FairEmbedder(inner, svc.priority, twin=long_work_twin(inner))
     if settings.qdrant_url:
         chunks = ChunkStore(url=settings.qdrant_url, embedder=embedder)
     elif settings.qdrant_path is not None:
@@ -331,118 +342,152 @@ async def chat(body: ChatRequest, user: User, svc: Svc, request: Request) -> Any
     docstring for the events."""
     from sse_starlette.sse import EventSourceResponse
 
-    from memlab.mcp import AGENT_SYSTEM_PROMPT, MCPRegistry, make_server, run_turn_stepper
-    from memlab.mcp.registry import target_from_text
-    from memlab.notify import medium_offer
-    from memlab.text import messages as texts
-
     llm = _chat_llm(request, svc)
-    assistant = svc.lab.assistant
-    message, history = body.turn()
+    message, _ = body.turn()
     # the assistant's turn up to the reply: an answer to a notification is applied; otherwise the pending
     # notifications are planned (HIGH shown first), the message's facts stored and their checks enqueued
-    start = await svc.call(assistant.start_turn, user, message, in_chat=False, conversation_id=f"{user}:v1-chat")
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[tuple[str, Any] | None] = asyncio.Queue()
+    start = await svc.call(svc.lab.assistant.start_turn, user, message, in_chat=False,
+                           conversation_id=f"{user}:v1-chat")
+    return EventSourceResponse(_ChatTurn(body, user, svc, request, llm, start).events())
 
-    def on_token(text: str) -> None:  # called from the model's worker thread
-        loop.call_soon_threadsafe(queue.put_nowait, ("token", {"text": text}))
 
-    def on_step(step: Any) -> None:
+class _ChatTurn:
+    """One ``/v1/chat`` turn after ``start_turn``: runs the model (or the answer) in a task and streams its events.
+
+    When the client goes away, :meth:`events` is closed: ``gone`` is set, so the model's next streamed piece raises
+    :class:`ClientDisconnected` in the model's thread (its HTTP stream is closed there), and the task is cancelled,
+    so no further step (tool call, model call, ``finish_turn``) runs. What ``start_turn`` stored stays.
+    """
+
+    def __init__(self, body: Any, user: str, svc: Any, request: Request, llm: Any, start: Any) -> None:
+        self.body, self.user, self.svc, self.request, self.llm, self.start = body, user, svc, request, llm, start
+        self.loop = asyncio.get_running_loop()
+        self.queue: asyncio.Queue[tuple[str, Any] | None] = asyncio.Queue()
+        self.gone = threading.Event()  # set when the client disconnects: the model's next piece stops its stream
+
+    def on_token(self, text: str) -> None:  # called from the model's worker thread
+        if self.gone.is_set():
+            raise ClientDisconnected(f"the client of user {self.user}'s /v1/chat went away: the turn is cancelled")
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, ("token", {"text": text}))
+
+    def on_step(self, step: Any) -> None:
         if step.thinking:
-            log.info("chat user=%s step=%d: model thinking captured (%d chars, not streamed)", user, step.index,
+            log.info("chat user=%s step=%d: model thinking captured (%d chars, not streamed)", self.user, step.index,
                      len(step.thinking))
-            log.debug("chat user=%s step=%d thinking: %s", user, step.index, step.thinking)
+            log.debug("chat user=%s step=%d thinking: %s", self.user, step.index, step.thinking)
         if step.tool:
-            queue.put_nowait(("tool", {"name": step.tool, "arguments": dict(step.arguments),
-                                       "is_error": step.is_error, "dropped": list(step.dropped)}))
+            self.queue.put_nowait(("tool", {"name": step.tool, "arguments": dict(step.arguments),
+                                            "is_error": step.is_error, "dropped": list(step.dropped)}))
 
-    async def done(content: str, tool_calls: list[str], stopped: str, resp: Any) -> None:
-        checked = await svc.wait_checks(list(resp.job_ids)) if body.wait else False
-        count = await svc.call(svc.lab.notifications.count, user)
-        await queue.put(("done", {"content": content, "tool_calls": tool_calls, "stopped": stopped,
-                                  "response": resp.response, "kind": resp.kind,
-                                  "high_urgency_notifications": resp.high_urgency_notifications,
-                                  "notifications_count": count, "memory_ids": list(resp.memory_ids),
-                                  "job_ids": list(resp.job_ids), "checked": checked}))
+    async def done(self, content: str, tool_calls: list[str], stopped: str, resp: Any) -> None:
+        svc = self.svc
+        checked = await svc.wait_checks(list(resp.job_ids)) if self.body.wait else False
+        count = await svc.call(svc.lab.notifications.count, self.user)
+        await self.queue.put(("done", {"content": content, "tool_calls": tool_calls, "stopped": stopped,
+                                       "response": resp.response, "kind": resp.kind,
+                                       "high_urgency_notifications": resp.high_urgency_notifications,
+                                       "notifications_count": count, "memory_ids": list(resp.memory_ids),
+                                       "job_ids": list(resp.job_ids), "checked": checked}))
 
-    async def answered() -> None:  # the message answered a notification: no model call
-        await queue.put(("token", {"text": start.done.response}))
-        await done(start.done.response, [], "answer", start.done)
+    async def answered(self) -> None:  # the message answered a notification: no model call
+        await self.queue.put(("token", {"text": self.start.done.response}))
+        await self.done(self.start.done.response, [], "answer", self.start.done)
 
-    async def run() -> None:
+    def servers(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """memlab's in-process MCP servers for the user, and the extra ones of ``MEMLAB_MCP_SERVERS``."""
+        from memlab.mcp import make_server
+        from memlab.mcp.registry import target_from_text
+
+        svc, user = self.svc, self.user
         servers: dict[str, Any] = {
             "memory": make_server("memory", user_id=user, lab=svc.lab, runner=svc.call),
             "time": make_server("datetime"),
         }
-        chunks = _chunks(request.app, svc, create=False)
+        chunks = _chunks(self.request.app, svc, create=False)
         if chunks is not None:
             servers["vector"] = make_server("semantic", user_id=user, chunks=chunks, runner=svc.call)
-        extra = {ns: target_from_text(t) for ns, t in svc.lab.settings.mcp_servers.items()}
-        memory = await svc.call(assistant.memory_prompt, user, message, prompt_block=start.prompt_block,
+        return servers, {ns: target_from_text(t) for ns, t in svc.lab.settings.mcp_servers.items()}
+
+    async def run(self) -> None:
+        from memlab.mcp import AGENT_SYSTEM_PROMPT, MCPRegistry, run_turn_stepper
+        from memlab.notify import medium_offer
+        from memlab.text import messages as texts
+
+        svc, start, body = self.svc, self.start, self.body
+        assistant = svc.lab.assistant
+        message, history = body.turn()
+        memory = await svc.call(assistant.memory_prompt, self.user, message, prompt_block=start.prompt_block,
                                 max_chars=AGENT_MEMORY_CHARS)
         system = "\n\n".join(p for p in (AGENT_SYSTEM_PROMPT, memory) if p)
         if start.high_block:  # HIGH notifications come before the reply
-            await queue.put(("token", {"text": start.high_block + "\n\n"}))
+            await self.queue.put(("token", {"text": start.high_block + "\n\n"}))
+        hooks = {"system_prompt": system, "on_token": self.on_token, "on_step": self.on_step}
         try:
             if body.enable_tools:
+                servers, extra = self.servers()
                 async with MCPRegistry({**servers, **extra}, optional=extra) as registry:
-                    res = await run_turn_stepper(llm, registry, message, history=history, max_steps=body.max_steps,
-                                                 system_prompt=system, on_token=on_token, on_step=on_step)
+                    res = await run_turn_stepper(self.llm, registry, message, history=history,
+                                                 max_steps=body.max_steps, **hooks)
             else:
-                res = await run_turn_stepper(llm, None, message, history=history, enable_tools=False,
-                                             system_prompt=system, on_token=on_token, on_step=on_step)
+                res = await run_turn_stepper(self.llm, None, message, history=history, enable_tools=False, **hooks)
+        except ClientDisconnected:
+            raise
         except MemlabError as exc:  # the turn is still recorded (the block was shown), then the stream ends
             failed = texts(start.lang)["llm_failed"].format(err=f"{type(exc).__name__}: {exc}")
             await svc.call(assistant.finish_turn, start, failed, llm_error=str(exc), from_model=False)
             raise
         resp = await svc.call(assistant.finish_turn, start, res.content)
         if start.plan is not None and start.plan.offer is not None:  # MEDIUM: offered after the reply
-            await queue.put(("token", {"text": "\n\n" + medium_offer(start.lang, 1 + len(start.plan.offer_more))}))
-        await done(res.content, res.tool_calls, res.stopped, resp)
+            offer = medium_offer(start.lang, 1 + len(start.plan.offer_more))
+            await self.queue.put(("token", {"text": "\n\n" + offer}))
+        await self.done(res.content, res.tool_calls, res.stopped, resp)
 
-    async def guarded() -> None:
+    async def guarded(self) -> None:
         try:
-            await (answered() if start.done is not None else run())
+            await (self.answered() if self.start.done is not None else self.run())
+        except ClientDisconnected as exc:
+            log.info("chat: %s", exc)
         except MemlabError as exc:
-            log.warning("chat user=%s failed: %s", user, exc)
-            await queue.put(("error", {"error": type(exc).__name__, "detail": str(exc)}))
+            log.warning("chat user=%s failed: %s", self.user, exc)
+            await self.queue.put(("error", {"error": type(exc).__name__, "detail": str(exc)}))
         except Exception:  # noqa: BLE001 - the stream must end with an event, not hang
-            log.exception("chat user=%s failed unexpectedly", user)
-            await queue.put(("error", {"error": "InternalError", "detail": "the turn failed (see the server log)"}))
+            log.exception("chat user=%s failed unexpectedly", self.user)
+            await self.queue.put(("error", {"error": "InternalError",
+                                            "detail": "the turn failed (see the server log)"}))
         finally:
-            await queue.put(None)
+            await self.queue.put(None)
 
-    async def events() -> AsyncIterator[dict[str, str]]:
-        task = asyncio.create_task(guarded())
+    async def events(self) -> AsyncIterator[dict[str, str]]:
+        task = asyncio.create_task(self.guarded())
         try:
             while True:
-                item = await queue.get()
+                item = await self.queue.get()
                 if item is None:
                     break
                 yield _sse(*item)
-        finally:
+        finally:  # the end of the stream, or the client went away: stop the model and the remaining steps
+            self.gone.set()
             if not task.done():
                 task.cancel()
             await asyncio.gather(task, return_exceptions=True)
-
-    return EventSourceResponse(events())
 
 
 @router.post("/v1/ingest", status_code=201, summary="Parse, chunk, embed and store documents of the user",
              operation_id="ingest", response_model=IngestOut, responses=WRITE_ONE)
 async def ingest(body: IngestBody, user: User, svc: Svc, request: Request) -> dict[str, Any]:
     """Store a document (``content``) or the files of a server path (``path_or_url``) in the user's vector store
-    (``vector.query`` in ``/v1/chat`` and the semantic server)."""
+    (``vector.query`` in ``/v1/chat`` and the semantic server). The work runs off the request thread, embedding in
+    bounded batches that yield to other requests (:mod:`memlab.serve.fair`): a large document never stalls the
+    other users."""
     chunks = await svc.call(_chunks, request.app, svc, create=True)
     if isinstance(body, IngestPathRequest):
         settings = svc.lab.settings
         root = settings.ingest_root if settings.ingest_root is not None else settings.data_dir / "ingest"
         path = Path(body.path_or_url.strip()).expanduser()
         target = path if path.is_absolute() else Path(root) / path
-        report = await svc.call(chunks.ingest_files, user, target, tags=body.tags, within=root)
+        report = await svc.long(chunks.ingest_files, user, target, tags=body.tags, within=root)
         stats = report.to_dict()
         return {"ingested": None, **stats, "chunks_total": await svc.call(chunks.count, user)}
-    doc = await svc.call(chunks.ingest_text, user, body.content, fmt=body.fmt, source=body.source, tags=body.tags)
+    doc = await svc.long(chunks.ingest_text, user, body.content, fmt=body.fmt, source=body.source, tags=body.tags)
     return {"ingested": doc.to_dict(), "documents": [doc.to_dict()], "files": 1, "chunks": doc.n_chunks, "errors": 0,
             "failed": [], "chunks_total": await svc.call(chunks.count, user)}

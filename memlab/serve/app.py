@@ -5,8 +5,11 @@ the user, and another user's ids answer 404 exactly like ids that do not exist. 
 :class:`memlab.serve.errors.ErrorBody` (``{"error": <memlab error class>, "detail": ...}``), and every route
 declares in the OpenAPI each status it can answer; a request body larger than ``max_body_bytes`` is refused
 (413) before it is read. Service calls run one at a time
-on a single worker thread (SQLite has one writer; the FAISS index is not thread-safe), while the background agent
-runs its integrity checks inside the server's lifespan and is drained on shutdown.
+on a single worker thread (SQLite has one writer; the FAISS index is not thread-safe), long work that does not touch
+the memory store (``/v1/ingest``) on a second thread at a lower priority (:mod:`memlab.serve.fair`), while the
+background agent runs its integrity checks inside the server's lifespan and is drained on shutdown. ``/health``
+probes writes too (:mod:`memlab.serve.health`): a read-only database or a full disk is a 503 with the reason, and the
+server recovers by itself when the file is writable again.
 
 Example:
     >>> from memlab.app import open_memlab
@@ -18,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import sqlite3
@@ -39,6 +43,7 @@ from memlab.serve.errors import (
     install_error_handlers,
     max_body_bytes_from_env,
 )
+from memlab.serve.health import WriteLog, write_health
 from memlab.serve.schemas import (
     CHAT_ID_PATTERN,
     MAX_ROW_ID,
@@ -89,14 +94,21 @@ def _lifespan(
         the_lab = lab if lab is not None else open_memlab(db, settings=settings, **open_kwargs)  # type: ignore[arg-type]
         svc = Service(the_lab, owns_lab=lab is None)
         app.state.svc = svc
+        writes = await svc.call(write_health, the_lab.store.db)
+        if not writes["ok"]:  # said at startup, and by /health (503) until the database can be written again
+            svc.write_failing = True
+            log.warning("memlab serve: %s", writes["error"])
+        watcher = asyncio.create_task(svc.watch_writes())
         if the_lab.agent is not None:
             await the_lab.agent.start()
         try:
             yield
         finally:
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
             if the_lab.agent is not None:
                 await the_lab.agent.stop()  # drains the checks in flight; pending jobs stay queued in SQLite
-            svc.executor.shutdown(wait=True)
+            svc.shutdown()
             if svc.owns_lab:
                 the_lab.close()
             else:
@@ -114,19 +126,22 @@ router = APIRouter()
             responses={503: {"model": Health, "description": "A dependency is down: `status` is `degraded` and "
                              "`checks` says which."}, **error_responses(413)})
 async def health(svc: Svc, response: Response, request: Request) -> Health:
-    """Every dependency: the store, the index, the embedder, the judge, the agent, the chat model when one is
-    configured (its server answers and lists the model) and the vector store of ingested documents (Qdrant)."""
-    checks = await svc.call(_health_checks, svc.lab)
+    """Every dependency: the store (read through a fresh connection), writes (a probe write rolled back: a read-only
+    file or a full disk fails it), the index, the embedder, the judge, the agent, the chat model when one is
+    configured (its server answers and lists the model) and the vector store of ingested documents (Qdrant).
+    ``reasons`` says in one line per failing check why the status is ``degraded`` (503)."""
+    checks = await svc.call(_health_checks, svc.lab, svc.writes)
+    svc.write_failing = not checks.get("writes", {"ok": True})["ok"]
     llm = getattr(request.app.state, "chat_llm", None) or getattr(svc.lab.assistant, "llm", None)
     if llm is not None:
         checks["llm"] = await _llm_health(llm)
     qdrant = await _qdrant_health(request.app, svc)
     if qdrant is not None:
         checks["qdrant"] = qdrant
-    ok = all(c["ok"] for c in checks.values())
-    if not ok:
+    reasons = [f"{name}: {c.get('error') or 'not ok'}" for name, c in checks.items() if not c["ok"]]
+    if reasons:
         response.status_code = status.HTTP_503_SERVICE_UNAVAILABLE
-    return Health(status="ok" if ok else "degraded", checks=checks)
+    return Health(status="degraded" if reasons else "ok", checks=checks, reasons=reasons)
 
 # ------------------------------------------------------------------ chats
 @router.post("/api/chats", response_model=ChatOut, status_code=201, tags=["chats"], operation_id="create_chat",
@@ -171,12 +186,33 @@ async def get_chat(chat_id: ChatIdPath, user: User, svc: Svc) -> ChatOut:
 @router.patch("/api/chats/{chat_id}", response_model=ChatOut, tags=["chats"], operation_id="append_chat",
               responses=WRITE_ONE)
 async def append_chat(chat_id: ChatIdPath, body: ChatPatch, user: User, svc: Svc) -> ChatOut:
-    return ChatOut.of(await svc.call(svc.lab.chats.append, chat_id, _turns(body.turns), user_id=user))
+    """Append turns. Every turn is checked first (a bad one: 422, nothing appended); then they are appended
+    :data:`PATCH_STEP_TURNS` at a time, each step one service call, so the other users' requests run between the
+    steps of a long PATCH (compaction embeds what it archives). Updates of one chat never interleave. If the database
+    fails midway, the turns of the steps before stay appended and the 503 says how many."""
+    from memlab.chats.store import validate_turns
+
+    chats = svc.lab.chats
+    turns = _turns(body.turns)
+    validate_turns(turns, owner="PATCH /api/chats/{chat_id}", max_chars=chats.max_turn_chars)
+    async with svc.chat_lock(chat_id):
+        chat = await svc.call(chats.append, chat_id, turns[:PATCH_STEP_TURNS], user_id=user)
+        for i in range(PATCH_STEP_TURNS, len(turns), PATCH_STEP_TURNS):
+            try:
+                chat = await svc.call(chats.append, chat_id, turns[i:i + PATCH_STEP_TURNS], user_id=user)
+            except BackendError as exc:
+                raise BackendError(f"{exc} ({i} of the {len(turns)} turns were appended before the failure.)") from exc
+    return ChatOut.of(chat)
+
+
+#: Turns appended per service call by ``PATCH /api/chats/{id}`` (the longest another request waits for a PATCH).
+PATCH_STEP_TURNS = 20
 
 @router.delete("/api/chats/{chat_id}", status_code=204, tags=["chats"], operation_id="delete_chat",
                response_class=Response, responses=READ_ONE)
 async def delete_chat(chat_id: ChatIdPath, user: User, svc: Svc) -> Response:
-    await svc.call(svc.lab.delete_chat, user, chat_id)
+    async with svc.chat_lock(chat_id):  # not in the middle of a PATCH
+        await svc.call(svc.lab.delete_chat, user, chat_id)
     return Response(status_code=204)
 
 # ------------------------------------------------------------------ memory
@@ -398,10 +434,11 @@ async def _qdrant_health(app: FastAPI, svc: Service) -> dict[str, Any] | None:
         return {"ok": False, "error": str(exc)}
 
 
-def _health_checks(lab: Memlab) -> dict[str, dict[str, Any]]:
+def _health_checks(lab: Memlab, writes: WriteLog | None = None) -> dict[str, dict[str, Any]]:
     """Each dependency: ``ok`` plus what was measured. The database is read through a fresh read-only
     connection, so a file that went missing or became unreadable shows up even while the app's own connection
-    still has pages cached."""
+    still has pages cached; ``writes`` is a real write rolled back (:func:`memlab.serve.health.write_health`: a
+    read-only file or a full disk fails it, with the reason)."""
     out: dict[str, dict[str, Any]] = {}
     t0 = time.perf_counter()
     try:
@@ -409,6 +446,8 @@ def _health_checks(lab: Memlab) -> dict[str, dict[str, Any]]:
         out["store"] = {"ok": True, "memories": int(n), "ms": round((time.perf_counter() - t0) * 1000, 2)}
     except (sqlite3.Error, BackendError) as exc:
         out["store"] = {"ok": False, "error": f"database unreadable: {exc}"}
+    if getattr(lab.store, "db", None) is not None:  # SQLite (the write probe is SQLite's)
+        out["writes"] = write_health(lab.store.db, writes)
     try:
         index = lab.store.index
         same_dim = int(index.dim) == int(lab.store.embedder.dim)

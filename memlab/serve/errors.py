@@ -18,6 +18,9 @@ ones below, all subclasses of it), so a client can branch on it exactly as Pytho
  503   ``BackendError`` (or subclass)   the database, the embedder or the model is unavailable
 =====  ==============================  ==================================================================
 
+``ClientDisconnected`` is never sent: it stops a ``/v1/chat`` turn whose client went away (the model stream is
+closed, the remaining steps are not run, the memories already stored stay).
+
 Error bodies never echo the request: ``detail`` and each ``errors[].msg`` are bounded (:data:`MAX_DETAIL_CHARS`,
 :data:`MAX_MSG_CHARS`), lone surrogates are replaced by U+FFFD, and the input values pydantic reports are dropped.
 
@@ -47,6 +50,7 @@ __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "AuthenticationError",
     "BodyLimitMiddleware",
+    "ClientDisconnected",
     "ConflictError",
     "ErrorBody",
     "FieldError",
@@ -94,6 +98,11 @@ class UnsupportedMediaTypeError(InvalidInputError):
 
 class MethodNotAllowedError(InvalidInputError):
     """405: the path exists but not with this method (``Allow`` lists the methods it has)."""
+
+
+class ClientDisconnected(MemlabError):
+    """The client of a streamed answer (``/v1/chat``) went away: the model stream and the turn's remaining steps are
+    cancelled. Never sent (there is nobody to send it to); memories the turn already stored stay."""
 
 
 def status_for(exc: MemlabError) -> int:

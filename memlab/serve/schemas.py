@@ -397,6 +397,8 @@ class Health(BaseModel):
 
     status: Literal["ok", "degraded"]
     checks: dict[str, dict[str, Any]]
+    reasons: list[str] = Field(default_factory=list, description="why the status is `degraded`: one line per "
+                               "failing check (`writes: ...` when the database cannot be written: read-only, disk full)")
 
 
 def text_query(max_chars: int, what: str = "") -> Any:

@@ -70,6 +70,29 @@ class Database:
                 raise InvalidInputError(f"{self.path} is not a memlab database (not an SQLite file).") from exc
             raise _backend_error(self.path, exc) from exc
 
+    def reopen(self) -> None:
+        """Replace the connection with a fresh one (no-op in memory, when closed or inside a transaction).
+
+        SQLite opens a file that cannot be written read-only and keeps it so for the life of the connection: after
+        the file becomes writable again only a new connection can write (``memlab serve`` calls this when its write
+        probe finds it so). Connection-level pragmas set by hand (``query_only``, ``max_page_count``) are not kept.
+
+        Raises:
+            BackendError: the file cannot be opened.
+        """
+        with self._lock:
+            if self.in_memory or self.closed or self._depth or self._conn.in_transaction:
+                return
+            try:
+                conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
+                conn.row_factory = sqlite3.Row
+                conn.execute("PRAGMA foreign_keys=ON")
+                conn.execute("PRAGMA synchronous=NORMAL")
+            except sqlite3.Error as exc:
+                raise _backend_error(self.path, exc) from exc
+            old, self._conn = self._conn, conn
+            old.close()
+
     @property
     def lock(self) -> threading.RLock:
         """The re-entrant lock held around every statement and transaction. Hold it to make a transaction and

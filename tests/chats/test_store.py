@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from memlab.chats import Chat, ChatStore, LLMSummarizer, validate_turns
 from memlab.errors import InvalidInputError, LLMError, NotFoundError
+from memlab.prompting import quote_data
 from memlab.store import MemoryStore
 from memlab.store.db import Database
 from memlab.testing import FakeEmbedder
@@ -302,7 +303,7 @@ def test_summaries_are_folded_not_stacked() -> None:
     texts = [t["parts"][0]["text"] for t in chat.assistant_history]
     assert sum(t.startswith("RIASSUNTO") for t in texts) == 1 and texts[0].startswith("RIASSUNTO")
     compaction_prompts = [m[1]["content"] for m in calls if "compact" in m[0]["content"]]
-    assert "EARLIER SUMMARY (consolidated truth):\n" + first in compaction_prompts[-1]
+    assert "EARLIER SUMMARY (consolidated truth):\n" + quote_data(first, kind="summary") in compaction_prompts[-1]
     assert (
         "consolidated truth" in calls[-1][0]["content"] or "never invent" in calls[-1][0]["content"].lower()
     )

@@ -144,8 +144,8 @@ def test_llm_summarizer_prompt_and_provenance() -> None:
     system, user = llm.messages[0]
     assert system["role"] == "system" and "consolidated truth" in system["content"]
     assert "Never invent" in system["content"] and "300" in system["content"]
-    assert user["content"].startswith("EARLIER SUMMARY (consolidated truth):\n[user] Anna vive a Firenze.")
-    assert "NEW TURNS:\n[model] Il volo parte il 5 giugno." in user["content"]
+    assert user["content"].startswith("EARLIER SUMMARY (consolidated truth):\n[user] <passage>Anna vive a Firenze.")
+    assert "NEW TURNS:\n[model] <passage>Il volo parte il 5 giugno.</passage>" in user["content"]
     assert out.text == llm.reply and out.sources == (0, 1, 7) and out.summarizer == "llm:scripted"
 
 

@@ -276,3 +276,95 @@ def test_item2_history_of_another_users_memory_is_not_shown(app, demo_db):
     assert "Roma" not in page and "Milano" in page
     assert f"La memoria #{city} non esiste per l'utente u2" in app.warning[0].value
     assert app.selectbox(key="history_pick").options == [f"#{other.id} L'utente vive a Milano"]
+
+
+# ---------------------------------------------------------------- paging (issue 42)
+@pytest.fixture(scope="module")
+def busy_db(tmp_path_factory):
+    """120 notifications and 120 memories of u1 (vectors given: nothing to embed), on the real pipeline's database."""
+    import numpy as np
+
+    path = tmp_path_factory.mktemp("busy") / "busy.db"
+    lab = open_memlab(path, checks=False)
+    try:
+        vecs = np.random.default_rng(0).normal(size=(120, lab.store.embedder.dim)).astype(np.float32)
+        lab.store.add_many("u1", [f"Memoria numero {i}" for i in range(1, 121)],
+                           embeddings=vecs / np.linalg.norm(vecs, axis=1, keepdims=True))
+        for i in range(1, 121):
+            lab.notifications.create("event", "low", f"Evento numero {i}", "u1")
+    finally:
+        lab.close()
+    return path
+
+
+@pytest.fixture
+def busy_app(busy_db, tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("MEMLAB_DASHBOARD_DB", str(busy_db))
+    monkeypatch.setenv("MEMLAB_DASHBOARD_RUNS", str(tmp_path / "runs"))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _cards(at) -> list[int]:  # noqa: ANN001 - an AppTest
+    """The numbers of the notification cards rendered ("**#<id> · ..." markdown)."""
+    import re
+
+    return [int(m[1]) for m in (re.match(r"\*\*#(\d+) · ", md.value) for md in at.markdown) if m]
+
+
+def test_the_notifications_page_renders_one_page_and_the_next_pages_hold_the_rest(busy_app):
+    busy_app.switch_page("views/notifications.py")
+    busy_app.run()
+    assert not busy_app.exception, busy_app.exception
+    assert _cards(busy_app) == list(range(120, 70, -1))  # 50 of 120, newest first
+    assert "120 mostrate" in texts(busy_app) and "1–50 di 120" in texts(busy_app)
+    seen = _cards(busy_app)
+    for page, expected in ((2, range(70, 20, -1)), (3, range(20, 0, -1))):
+        busy_app.number_input(key="ntf_page").set_value(page).run()
+        assert not busy_app.exception, busy_app.exception
+        assert _cards(busy_app) == list(expected)
+        seen += _cards(busy_app)
+    assert sorted(seen) == list(range(1, 121))  # every notification once, over the three pages
+    # a filter that leaves fewer than one page: no selector, every match shown
+    busy_app.multiselect(key="ntf_urg").set_value(["high"]).run()
+    assert not busy_app.exception and _cards(busy_app) == [] and not busy_app.number_input
+
+
+def test_the_memory_page_renders_one_page_and_the_next_pages_hold_the_rest(busy_app):
+    busy_app.switch_page("views/memory.py")
+    busy_app.run()
+    assert not busy_app.exception, busy_app.exception
+
+    def rows() -> list[int]:
+        return [int(b.key.rsplit("_", 1)[1]) for b in busy_app.button if b.key and b.key.startswith("mem_history_")]
+
+    first = rows()
+    assert len(first) == 50 and len(busy_app.dataframe[0].value) == 50  # history rows and table: one page
+    assert "Memorie 1–50 di 120" in texts(busy_app)
+    busy_app.number_input(key="mem_page").set_value(3).run()
+    last = rows()
+    assert len(last) == 20 and not set(first) & set(last) and len(busy_app.dataframe[0].value) == 20
+    busy_app.number_input(key="mem_page").set_value(2).run()
+    assert sorted(first + rows() + last) == sorted(range(min(first), min(first) + 120))
+
+
+def test_notification_paging_is_validated_and_counts_what_it_lists(busy_db):
+    from memlab.errors import InvalidInputError
+
+    lab = open_memlab(busy_db, checks=False)
+    try:
+        svc = lab.notifications
+        assert svc.total("u1", include_resolved=True) == 120
+        page = svc.list("u1", include_resolved=True, limit=50, offset=100)
+        assert [n.content for n in page] == [f"Evento numero {i}" for i in range(20, 0, -1)]
+        assert svc.list("u1", include_resolved=True, urgencies=["high"]) == []
+        assert svc.total("u1", types=["event"], urgencies=["low", "medium"]) == 120
+        for bad in ({"offset": -1}, {"offset": 1.5}, {"limit": 0}, {"urgencies": "low"}, {"types": ["rumour"]}):
+            with pytest.raises(InvalidInputError):
+                svc.list("u1", **bad)
+    finally:
+        lab.close()

@@ -48,10 +48,10 @@ def test_italian_conversation(tmp_path: Path, minilm) -> None:  # type: ignore[n
     assert mem.fatigue > 0.5 and mem.n_messages == len(TURNS)
     svc.mark_topic_explored("conv-1", "lavoro", "moderate", label="Lavoro", covered=["azienda", "ruolo"])
     block = format_for_prompt(svc.get("conv-1"))
-    assert "## INFORMAZIONI GIÀ RACCOLTE" in block and "- L'utente si chiama Li Si" in block
+    assert "## INFORMAZIONI GIÀ RACCOLTE" in block and "- <memory>L'utente si chiama Li Si</memory>" in block
     assert "Zhang San" not in block
     for text in ("L'utente è nato il 12 luglio 1990", "L'utente vive a Milano", "L'utente lavora presso Fincons"):
-        assert f"- {text}" in block
+        assert f"- <memory>{text}</memory>" in block
     assert "## ⚠️ ATTENZIONE: SEGNALI DI FATICA" in block and "Fai domande più brevi e dirette" in block
     assert "## TOPIC GIÀ DISCUSSI" in block and "## STILE COMUNICATIVO RILEVATO" in block
     store.close()

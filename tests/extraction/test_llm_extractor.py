@@ -151,7 +151,8 @@ def test_the_prompt_has_the_current_topic_and_the_known_facts() -> None:
                                      known=["L'utente si chiama Li Si", "L'utente\nè nato il 12 luglio"])[1]["content"]
     lines = user.splitlines()
     assert lines[0] == "TOPIC CORRENTE: Viaggio a Tokyo"
-    assert lines[1:4] == ["FATTI GIÀ NOTI (non ripeterli):", "- L'utente si chiama Li Si", "- L'utente è nato il 12 luglio"]
+    assert lines[1:4] == ["FATTI GIÀ NOTI (non ripeterli):", "- <memory>L'utente si chiama Li Si</memory>",
+                         "- <memory>L'utente&#10;è nato il 12 luglio</memory>"]  # a line break: escaped
     assert lines[-2:] == ["RISPOSTA DELL'UTENTE:", "Abito a Roma"]
     en = build_extraction_messages("I live in Rome", lang="en")[1]["content"].splitlines()
     assert en[:3] == ["CURRENT TOPIC: General", "KNOWN FACTS (do not repeat them):", "(none)"]

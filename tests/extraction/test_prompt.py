@@ -44,7 +44,7 @@ def test_italian_sections() -> None:
                     "Considera di saltare approfondimenti non essenziali", "Valuta se concludere prima del previsto",
                     "## STILE COMUNICATIVO RILEVATO", "emoji"):
         assert heading in out
-    assert "- L'utente si chiama Li Si" in out
+    assert "- <memory>L'utente si chiama Li Si</memory>" in out
     assert "Zhang San" not in out  # superseded value
     assert "gatto" not in out  # below the confidence floor
     assert "- Lavoro: moderate (coperti: ruolo, azienda) [mancanti: orari]" in out

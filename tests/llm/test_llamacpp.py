@@ -197,7 +197,7 @@ def test_v1_chat_streams_a_real_tool_call_end_to_end(llamacpp_installed: None, t
     kinds = [e for e, _ in events]
     assert kinds[0] == "tool" and kinds[-1] == "done", kinds
     tool = events[0][1]
-    names = {"memory.search", "memory.add", "memory.history", "memory.notifications_list", "memory.resolve", "time.now"}
+    names = {"memory.search", "memory.add", "memory.history", "memory.notifications_list", "time.now"}
     assert tool["name"] in names and tool["dropped"] == []  # a valid, single call chosen by the model
     done = events[-1][1]
     assert done["tool_calls"][0] == tool["name"] and done["stopped"] in ("answer", "max_steps")

@@ -39,7 +39,7 @@ def test_discovery_and_routing_across_two_servers(memory_server: ThreadedServer,
 
         out = anyio.run(main)
     names = [t["function"]["name"] for t in out["tools"]]
-    assert names == ["memory.search", "memory.add", "memory.history", "memory.notifications_list", "memory.resolve",
+    assert names == ["memory.search", "memory.add", "memory.history", "memory.notifications_list",
                      "time.now"]
     assert out["openai"][0] == "memory__search" and out["openai"][-1] == "time__now"
     search = out["tools"][0]
@@ -69,7 +69,7 @@ def test_in_process_and_stdio_targets_mix(lab: Memlab) -> None:
                 await reg.call_tool("memory.search", {"query": "Roma"})
 
     names, now, found = anyio.run(main)
-    assert names == ["memory.add", "memory.history", "memory.notifications_list", "memory.resolve", "memory.search",
+    assert names == ["memory.add", "memory.history", "memory.notifications_list", "memory.search",
                      "time.now"]
     assert not now.is_error and now.data["timezone"] == "Europe/Rome" and now.attempts == 1
     assert found.data["memories"][0]["text"] == "Abito a Roma"

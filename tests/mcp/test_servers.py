@@ -37,7 +37,7 @@ def test_health_lists_the_tools(memory_server: ThreadedServer) -> None:
     assert r.status_code == 200
     body = r.json()
     assert body["status"] == "ok" and body["server"] == "memory" and body["path"] == "/mcp"
-    assert body["tools"] == ["search", "add", "history", "notifications_list", "resolve"]
+    assert body["tools"] == ["search", "add", "history", "notifications_list"]
 
 
 def test_memory_tools_over_websocket(memory_server: ThreadedServer, lab: Memlab) -> None:
@@ -58,7 +58,7 @@ def test_memory_tools_over_websocket(memory_server: ThreadedServer, lab: Memlab)
                     "notes": notes}
 
     out = run(main)
-    assert out["names"] == ["search", "add", "history", "notifications_list", "resolve"]
+    assert out["names"] == ["search", "add", "history", "notifications_list"]
     assert out["schema"]["required"] == ["query"] and out["schema"]["properties"]["k"]["maximum"] == 50
     assert out["added"]["memory"]["text"] == "Il mio compleanno è il 12 luglio"
     assert [m["text"] for m in out["found"]["memories"]] == ["Il mio compleanno è il 13 luglio"]
@@ -125,7 +125,7 @@ def test_bad_arguments_are_error_results_not_crashes(memory_server: ThreadedServ
                 await c.call_tool("search", {"query": "x", "k": 0}),    # out of range
                 await c.call_tool("search", {"query": 42}),             # wrong type
                 await c.call_tool("history", {"id": 999_999}),          # unknown id -> NotFoundError
-                await c.call_tool("resolve", {"id": 1, "choice": "A"}), # unknown notification
+                await c.call_tool("resolve", {"id": 1, "choice": "A"}), # only the user may resolve
                 await c.call_tool("nope", {}),                          # unknown tool
             ]
             # the connection still works after all of that
@@ -137,7 +137,7 @@ def test_bad_arguments_are_error_results_not_crashes(memory_server: ThreadedServ
     texts = [r.content[0].text for r in results]
     assert "query: Field required" in texts[0]
     assert "k: Input should be greater than or equal to 1" in texts[1]
-    assert "NotFoundError" in texts[3] and "NotFoundError" in texts[4]
+    assert "NotFoundError" in texts[3] and texts[4].startswith("Refused: only the user can resolve")
     assert "Unknown tool 'nope'" in texts[5]
 
 
@@ -181,7 +181,7 @@ def test_memory_server_over_stdio_subprocess(tmp_path: Path, minilm: Any) -> Non
             return names, found, bad
 
     names, found, bad = run(main)
-    assert names == ["search", "add", "history", "notifications_list", "resolve"]
+    assert names == ["search", "add", "history", "notifications_list"]
     assert [m["text"] for m in payload(found)["memories"]] == ["Il mio compleanno è il 12 luglio"]
     assert bad.is_error and "query" in bad.content[0].text
 
@@ -223,7 +223,7 @@ def test_semantic_server_over_websocket(lab: Memlab, tmp_path: Path) -> None:
 
 def test_seed_wire_format_by_hand_and_malformed_frames() -> None:
     """The seed's JSON-RPC 2.0 over the WebSocket, written by hand: initialize, tools/list, tools/call, ping; a
-    frame that is not JSON is ignored and the connection keeps working."""
+    frame that is not JSON is answered with a JSON-RPC parse error (-32700) and the connection keeps working."""
     from websockets.asyncio.client import connect
 
     with ThreadedServer(create_mcp_app("datetime")) as live:
@@ -231,6 +231,8 @@ def test_seed_wire_format_by_hand_and_malformed_frames() -> None:
             async with connect(ws_url(live), subprotocols=["mcp"]) as ws:  # type: ignore[list-item]
                 out = []
                 await ws.send("not json {")
+                parse_error = json.loads(await ws.recv())
+                assert parse_error["id"] is None and parse_error["error"]["code"] == -32700
                 for msg in (
                     {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                      "params": {"protocolVersion": "2025-06-18", "capabilities": {},

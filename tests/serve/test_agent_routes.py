@@ -96,7 +96,7 @@ def test_chat_streams_the_birthday_found_with_memory_search(agent_server: Thread
     first, second = fake.posted("/api/chat")
     assert "memory.search" in first["messages"][0]["content"]
     assert {t["function"]["name"] for t in first["tools"]} == {
-        "memory.search", "memory.add", "memory.history", "memory.notifications_list", "memory.resolve", "time.now"}
+        "memory.search", "memory.add", "memory.history", "memory.notifications_list", "time.now"}
     assert "12 luglio" in tool_messages(second)[0]["content"] and "3 marzo" not in json.dumps(second)
     alice.close()
     bob.close()
@@ -172,7 +172,7 @@ def test_memlab_serve_also_serves_the_mcp_servers(agent_server: ThreadedServer, 
             return sorted(reg.tools), found, added, doc, now
 
     names, found, added, doc, now = anyio.run(main)
-    assert names == ["memory.add", "memory.history", "memory.notifications_list", "memory.resolve",
+    assert names == ["memory.add", "memory.history", "memory.notifications_list",
                      "memory.search", "time.now", "vector.query"]
     assert [m["text"] for m in found.data["memories"]] == ["Il mio compleanno è il 12 luglio"]
     assert not added.is_error

@@ -20,9 +20,11 @@ waits for all of them. Then:
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -35,7 +37,7 @@ from typing import Any
 
 from memlab.lab.bench.runs import write_bench_run
 
-__all__ = ["CrashResult", "run_crash_bench"]
+__all__ = ["CrashResult", "RestartResult", "run_crash_bench", "run_restart_bench"]
 
 _MONTHS = ("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre", "ottobre",
            "novembre", "dicembre")
@@ -178,3 +180,143 @@ def run_crash_bench(
                                               "judge": judge}, seed=seed, n=runs, metrics=figures,
                         primary_metric="memories_checked", examples=examples, markdown=res.to_markdown())
     return res
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# ``memlab bench crash --restart``: the start time after a kill -9 at N memories, with the FAISS file written only
+# at clean shutdown ("before": the seed's open, which rebuilt the index when the file lacked any row) and with the
+# background writes + catch-up ("after": the file is loaded and only the rows written after it are added).
+# ---------------------------------------------------------------------------------------------------------------
+
+_RESTART_CHILD = """
+import json, os, sys, time
+import numpy as np
+t0 = time.perf_counter()
+from memlab.embedding import load_embedder
+from memlab.store import MemoryStore
+db, embedder, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+emb = load_embedder(embedder)
+if mode == "before":  # the seed's open: load, compare with SQLite, rebuild on any difference
+    MemoryStore._catch_up = lambda self, idx: self._consistent(idx)
+t1 = time.perf_counter()
+store = MemoryStore(db, embedder=emb, flush_seconds=3600)
+t2 = time.perf_counter()
+if mode == "crash":  # add rows after the last write of the file, then wait to be killed
+    n, seed = int(sys.argv[4]), int(sys.argv[5])
+    vecs = np.random.default_rng(seed).normal(size=(n, emb.dim)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    store.add_many("crash-user", [f"scritta dopo l'ultimo salvataggio {i}" for i in range(n)], embeddings=vecs)
+    print("ready", flush=True)
+    time.sleep(3600)
+print(json.dumps({"open_s": t2 - t1, "startup_s": t2 - t0, "opened": store.index_opened,
+                  "rebuilds": store.index_rebuilds, "vectors": len(store.index)}), flush=True)
+os._exit(0)  # the measurement ends at open: no close() (it would write the file)
+"""
+
+
+@dataclass
+class RestartResult:
+    """Start time after a kill -9 (see :func:`run_restart_bench`)."""
+
+    memories: int
+    unflushed: int
+    build_s: float
+    before_open_s: float
+    before_process_s: float
+    before_source: str
+    after_open_s: float
+    after_process_s: float
+    after_source: str
+    after_caught_up: int
+
+    def to_markdown(self) -> str:
+        """The result as a small Markdown table."""
+        return "\n".join([
+            "| start after kill -9 | index | open the store (s) | whole process (s) |", "|---|---|---|---|",
+            f"| before (file written at clean shutdown only) | {self.before_source} | {self.before_open_s:.2f} | "
+            f"{self.before_process_s:.2f} |",
+            f"| after (background writes + catch-up) | {self.after_source}, +{self.after_caught_up} rows | "
+            f"{self.after_open_s:.2f} | {self.after_process_s:.2f} |",
+            "", f"{self.memories:,} memories ({self.unflushed} written after the file's last write); "
+            f"building the database took {self.build_s:.0f} s."])
+
+
+def _build_store(db: Path, embedder: str, memories: int, users: int, seed: int) -> None:
+    """``memories`` rows over ``users`` users with random unit vectors (no embedding), closed cleanly."""
+    import numpy as np
+
+    from memlab.embedding import load_embedder
+    from memlab.store import MemoryStore
+
+    emb = load_embedder(embedder)
+    rng = np.random.default_rng(seed)
+    per_user = -(-memories // users)
+    with MemoryStore(db, embedder=emb, flush_every=10**9, flush_seconds=1e6) as store:
+        for u in range(users):
+            n = min(per_user, memories - u * per_user)
+            if n <= 0:
+                break
+            vecs = rng.normal(size=(n, emb.dim)).astype(np.float32)
+            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+            store.add_many(f"user{u:04d}", [f"memoria {i} dell'utente {u}" for i in range(n)], embeddings=vecs)
+
+
+def _child(db: Path, embedder: str, mode: str, *extra: str) -> tuple[subprocess.Popen[str], float]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[3]),
+                                                          os.environ.get("PYTHONPATH", "")])}
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", _RESTART_CHILD, str(db), embedder, mode, *extra], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return proc, t0
+
+
+def _reopen(db: Path, embedder: str, mode: str) -> tuple[dict[str, Any], float]:
+    proc, t0 = _child(db, embedder, mode)
+    out, err = proc.communicate(timeout=3600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the reopening process failed: {err.strip()[-500:]}")
+    return json.loads(out.strip().splitlines()[-1]), time.perf_counter() - t0
+
+
+def _copy_db(src: Path, dst: Path) -> None:
+    for suffix in ("", "-wal", "-shm", ".faiss"):
+        if Path(str(src) + suffix).exists():
+            shutil.copyfile(str(src) + suffix, str(dst) + suffix)
+
+
+def run_restart_bench(
+    *, memories: int = 100_000, users: int = 100, unflushed: int = 500, embedder: str = "minilm", seed: int = 0,
+    db_path: str | None = None,
+) -> RestartResult:
+    """Start time of a new process after a ``kill -9``, before and after the background FAISS writes.
+
+    A database of ``memories`` rows (random unit vectors through ``add_many(embeddings=...)``: nothing is embedded)
+    is built and closed cleanly, so its FAISS file holds every row. A process then opens it, adds ``unflushed``
+    rows (the file is not written again) and is killed with SIGKILL. Two copies of what it left are opened by new
+    processes: "before" with the seed's open (the file lacks rows: full rebuild from SQLite), "after" with this
+    memlab's (load the file, add the missing rows). Both times are of ``MemoryStore(...)`` (the embedder is loaded
+    before the clock starts) and of the whole process (interpreter, imports, embedder, open).
+    """
+    root = Path(db_path).parent if db_path else Path(tempfile.mkdtemp(prefix="memlab-restart-"))
+    db = Path(db_path) if db_path else root / "restart.db"
+    t0 = time.perf_counter()
+    _build_store(db, embedder, memories, users, seed)
+    build_s = time.perf_counter() - t0
+    proc, _ = _child(db, embedder, "crash", str(unflushed), str(seed + 1))
+    try:
+        if proc.stdout is None or proc.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"the crashing process failed: {proc.communicate(timeout=60)[1].strip()[-500:]}")
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+    copies = {mode: root / f"{mode}.db" for mode in ("before", "after")}
+    for copy in copies.values():
+        _copy_db(db, copy)
+    before, before_s = _reopen(copies["before"], embedder, "before")
+    after, after_s = _reopen(copies["after"], embedder, "after")
+    return RestartResult(
+        memories=memories, unflushed=unflushed, build_s=round(build_s, 1),
+        before_open_s=round(before["open_s"], 3), before_process_s=round(before_s, 3),
+        before_source=str(before["opened"]["source"]),
+        after_open_s=round(after["open_s"], 3), after_process_s=round(after_s, 3),
+        after_source=str(after["opened"]["source"]), after_caught_up=int(after["opened"]["caught_up"]))

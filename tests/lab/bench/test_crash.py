@@ -21,3 +21,13 @@ def test_killed_and_finished_turns_then_restart(tmp_path: Path) -> None:
     assert killed.memories >= 1 and killed.memories_checked == killed.memories
     run = load_run(tmp_path / "run")
     assert run.spec.task == "bench-crash" and run.metric() == killed.memories_checked
+
+
+@pytest.mark.subprocess  # a process killed with SIGKILL, two new processes reopening what it left
+def test_restart_after_kill_loads_the_file_and_catches_up_instead_of_rebuilding(tmp_path: Path) -> None:
+    from memlab.lab.bench.crash import run_restart_bench
+
+    res = run_restart_bench(memories=300, users=3, unflushed=20, db_path=str(tmp_path / "r.db"))
+    assert (res.before_source, res.after_source, res.after_caught_up) == ("rebuilt", "file", 20)
+    assert res.before_open_s > 0 and res.after_open_s > 0
+    assert "background writes + catch-up" in res.to_markdown()
