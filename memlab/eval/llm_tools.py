@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PROMPTS", "PromptResult", "load_prompts", "main", "run_prompt_set", "summarize"]
+__all__ = ["PROMPTS", "PromptResult", "load_prompts", "main", "one_per_class", "run_prompt_set", "summarize"]
 
 #: The prompt set, relative to the repository root.
 PROMPTS = Path("eval/llm_prompts.jsonl")
@@ -121,8 +121,39 @@ def _result(p: dict[str, str], res: Any, streamed: list[str], ms: float, error: 
 
 def run_prompt_set(llm: Any, prompts: Sequence[dict[str, str]] | None = None, *, max_steps: int = 3,
                    user: str = "eval-user") -> list[PromptResult]:
-    """Run every prompt as one stepper turn with ``llm``; one :class:`PromptResult` each."""
-    return asyncio.run(_run(llm, prompts if prompts is not None else load_prompts(), max_steps=max_steps, user=user))
+    """Run every prompt as one stepper turn with ``llm``; one :class:`PromptResult` each.
+
+    Works in a plain script and inside a running event loop (a Jupyter cell): there the turns run on a worker
+    thread with their own loop."""
+    def run() -> list[PromptResult]:
+        return asyncio.run(_run(llm, prompts if prompts is not None else load_prompts(), max_steps=max_steps,
+                                user=user))
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return run()
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="memlab-llm-tools") as pool:
+        return pool.submit(run).result()
+
+
+def one_per_class(prompts: Sequence[dict[str, str]]) -> list[dict[str, str]]:
+    """The first prompt of each (language, expected decision) pair, in file order: a 9-prompt slice of the set
+    (it/en/zh x memory.search/time.now/none) small enough for a notebook cell.
+
+    >>> one_per_class([{"id": "a", "lang": "it", "expected": "none"}, {"id": "b", "lang": "it", "expected": "none"},
+    ...                {"id": "c", "lang": "en", "expected": "none"}])
+    [{'id': 'a', 'lang': 'it', 'expected': 'none'}, {'id': 'c', 'lang': 'en', 'expected': 'none'}]
+    """
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for p in prompts:
+        if (p["lang"], p["expected"]) not in seen:
+            seen.add((p["lang"], p["expected"]))
+            out.append(p)
+    return out
 
 
 def _pct(values: Sequence[float], q: float) -> float:
