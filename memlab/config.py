@@ -46,13 +46,13 @@ class Settings(BaseSettings):
     """A contradiction is reported only at confidence >= this (0.78: the best DECODE dev-dialogue F1 whose dev
     false-contradiction rate is <= 0.10 and whose rate on RCT-like dev dialogues (``dev-rct``) is <= 0.10, chosen by
     ``memlab tune-detector --rct-split dev-rct`` with the shipped judge and the bounded judge work below)."""
-    integrity_judge_medium_threshold: float = Field(0.85, ge=0.0, le=1.0)
+    integrity_judge_medium_threshold: float = Field(0.82, ge=0.0, le=1.0)
     """A contradiction found by the judge alone (no structured value, slot or rule behind it) is never HIGH: it is
     MEDIUM (offered after the reply) at this probability or more, LOW (only in the bell) between
     ``integrity_confidence_threshold`` and this. Chosen on the LoCoMo dev replay with its plants (``memlab eval
     alarms --split dev --plants datasets/locomo_plants/dev.jsonl``): the value with the most planted contradictions
-    caught whose false alarms stay within 3 per 100 messages, 1 HIGH per 100 and 15% of the decoys (0.78 alarms on
-    21% of the decoys)."""
+    caught whose decoys stay within 15% (0.78 and 0.80: 10 of 38 plants caught, 4 and 3 of 14 decoys; 0.82: 10 and
+    2; 0.85: 8 and 2)."""
     integrity_judge_needs_cue: bool = True
     """A judge-only verdict is reported only when something in the two texts could make them exclusive (a negation
     or an absolute on one side, two different dates/numbers/places/names, opposite words:
@@ -66,6 +66,12 @@ class Settings(BaseSettings):
     """Top-N similar memories compared with a new one."""
     integrity_check_exhaustive: bool = False
     """Compare with every active memory of the user instead of the top-N."""
+    integrity_max_absolute_candidates: int = Field(2, ge=0)
+    """Memories compared with one that states an absolute or a first time ("I've never been hurt", "la mia prima
+    maratona") because they share its rarest content words, whatever their cosine
+    (:func:`memlab.integrity.patterns.absolute_stems`); they go to the judge right after the same-key pairs. 0:
+    none. Chosen on the LoCoMo dev replays (``memlab eval alarms --split dev --plants
+    datasets/locomo_plants/dev.jsonl``)."""
     integrity_max_judged_pairs: int | None = Field(4, ge=1)
     """Most pairs of ONE checked memory sent to the judge (``None``: no cap); the pairs still undecided after the
     entities and patterns levels are ranked version link, same key, then cosine (highest first) and the rest are

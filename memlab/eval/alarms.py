@@ -15,7 +15,9 @@ Metrics (``alarms.*``, over the conversations of the split):
   planted contradictions *caught*: a HIGH or MEDIUM contradiction notification pairs a memory made from the planted
   line with a memory made from the turn it contradicts; ``plants.recall_high`` (HIGH only), ``plants.by_kind``;
   ``plants.decoy_false_alarm_rate`` — share of compatible decoys whose memories are in any HIGH or MEDIUM
-  contradiction notification; ``plants.stored`` / ``plants.original_stored`` — how often the planted line and the
+  contradiction notification, except one pairing them with another planted line (a decoy may truly contradict a
+  plant on the same topic: "blue is still my favourite" / a planted "blue is my least favourite"; such an alarm
+  is neither a catch nor a decoy's false alarm); ``plants.stored`` / ``plants.original_stored`` — how often the planted line and the
   contradicted turn left a memory at all (a plant whose facts were never stored cannot be caught). Alarms that
   involve a planted line's memories are not counted in ``per_100``.
 
@@ -364,7 +366,10 @@ class AlarmsTask(EvalTask):
                     continue
                 pm = set(rl.memories.get(f"plant:{pid}", []))
                 om = set(rl.memories.get(p.contradicts, []))
-                alarms = [n for n in rl.notifications if _alarm(n) and _pair_of(n) & pm]
+                # an alarm between two planted lines (a decoy that contradicts another plant on the same topic)
+                # says nothing of the conversation: neither a catch nor a decoy's false alarm
+                others = planted_mem - pm
+                alarms = [n for n in rl.notifications if _alarm(n) and _pair_of(n) & pm and not _pair_of(n) & others]
                 hit = [n for n in alarms if _pair_of(n) & om]
                 plant_rows.append((p, bool(pm), bool(om), hit, alarms))
                 pm_of[pid], om_of[pid] = pm, om

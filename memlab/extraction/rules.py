@@ -33,9 +33,9 @@ from memlab.errors import InvalidInputError
 from memlab.extraction.records import ExtractionResult, Fact
 from memlab.extraction.signals import keywords, measure
 from memlab.extraction.slots import render_slot
-from memlab.text import detect_lang, is_question, split_sentences, word_count
+from memlab.text import ABSOLUTE_OR_FIRST, detect_lang, is_question, split_sentences, word_count
 
-__all__ = ["MAX_MESSAGE_CHARS", "MAX_SENTENCE_CHARS", "RuleExtractor", "is_moment"]
+__all__ = ["MAX_MESSAGE_CHARS", "MAX_SENTENCE_CHARS", "RuleExtractor", "durability", "is_moment"]
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,9 @@ _QUESTION_START = _rx(
     r"who|what|where|when|why|how|which|do you|did you|are you|have you|can you|could you|would you|is it|"
     r"what's|how's)\b"
 )
+# what did not happen: "I'd never have started otherwise", "I would have gone", "avrei ..."
+_COUNTERFACTUAL = _rx(r"\b(?:i'?d|i would|we'?d|we would)\s+(?:never\s+|not\s+)?have\s+\w+(?:ed|en|ne|un)\b|"
+                      r"\b(?:avrei|avremmo) (?:mai )?\w+(?:ato|uto|ito)\b")
 _CONDITIONAL = _rx(r"^(?:se|if|quando sarò|when i grow up|magari|imagine|immagina)\b")
 _REACTION = _rx(
     r"^(?:grazie|thanks?|thank you|wow|haha\w*|ahah\w*|lol|omg|ciao|hi|hey|hello|buongiorno|buonasera|buonanotte|"
@@ -120,6 +123,12 @@ _MOMENT_ZH = re.compile(r"^我?(?:很|好|真|太|非常)?(?:开心|高兴|激�
 _FP_EN = re.compile(
     r"\b(?:I|I'm|I've|I'd|I'll|Im|Ive|[Mm]y|[Mm]ine|[Mm]yself|[Oo]ur(?=\s+(?:wedding|anniversary|marriage|engagement)\b))\b"
 )
+# the user among others ("we saw the Perseids back in 2019", "since the bank let me go"): counted as the user's only
+# with a time anchor (:data:`_ANCHOR`), which makes it part of their history rather than talk of the moment
+_WE_EN = _rx(r"\b(?:we|we're|we've|we'd|our|ours|us|me)\b")
+# chat English drops the subject of a past event: "Got the tattoo a few years ago", "Been only to Rome once"
+_ELLIPTIC_EN = _rx(r"^(?:got|went|started|began|lost|been|had|made|took|bought|finished|ran|moved|visited|tried|met|"
+                   r"joined|picked up|quit|left|never (?:had|been|went|tried|liked))\b")
 _GENERIC_EN = _rx(r"^(?:it'?s|it is|it was|that'?s|that is|this is|this was|here'?s|here is|let'?s|there'?s|there is|"
                   r"thanks|thank you|so glad|what a|you|your|knowing|moments like)\b")
 _FP_IT = _rx(
@@ -144,7 +153,8 @@ _LEAD = _rx(
     r"i mean|to be honest|honestly|ps)\b[\s,!.:;-]*)+"
 )
 _PREF = _rx(r"\b(?:mi piace|mi piacciono|adoro|amo|odio|detesto|preferisco|non sopporto|i (?:really )?(?:like|love|"
-            r"enjoy|hate|prefer|adore)|i'm (?:a (?:big )?fan of|into)|my favou?rite)\b|我喜欢|我爱")
+            r"enjoy|hate|prefer|adore)|i'm (?:a (?:big )?fan of|into)|my (?:least )?favou?rite|(?:'s|is) my fave)\b|"
+            r"我喜欢|我爱")
 
 # job titles: a small vocabulary (IT/EN) so "faccio la spesa" is not a job
 _JOBS = (
@@ -209,6 +219,9 @@ _ARTICLE = _rx(r"^(?:(?:il|la|lo|i|gli|le|un|una|uno|the|a|an)\s+|l['’]\s*)")
 _CLAUSE = re.compile(
     r"\s*(?:,|;)?\s+(?:e|ed|ma|poi|and|but|then|also)\s+(?=(?:I|I'm|I've|my|My|io|mi|ho|sono|abito|vivo|lavoro|"
     r"studio|preferisco|faccio|chiamami|mio|mia|我)\b)"
+    # a spaced dash that opens a new first-person clause ("Thanks! Hope I do better - we never placed once")
+    r"|\s+[-–—]\s+(?=(?:(?:in|since|for|as|but|so|and|honestly|really|still)\s+[^-–—]{0,30})?"
+    r"(?:I|I'm|I've|I'd|we|we're|we've|my|our|io|ho|sono|non|abbiamo|siamo)\b)"
 )
 _CJK_CHAR = re.compile(r"[\u3400-\u9fff]")
 _NOT_NAMES = frozenset("i me my mine you he she it we they the a an this that here there city home town work all "
@@ -231,6 +244,39 @@ def is_moment(sentence: str) -> bool:
         return True
     m = _FEELING.match(core)  # a bare feeling ("I'm so excited!"); "I'm thrilled to make a family for ..." says more
     return bool(m) and len(keywords(m.group("rest") or m.group("rest_it") or "")) < 3
+
+
+# what makes a free fact worth keeping over its neighbours in the same message (see :func:`durability`)
+_ANCHOR = _rx(
+    r"\b(?:ago|since|years?|months?|decades?|yesterday|last (?:year|month|week|weekend|summer|winter|spring|fall|"
+    r"autumn|monday|tuesday|wednesday|thursday|friday|saturday|sunday|night)|when i was|as a (?:kid|child|teen(?:ager)?)|"
+    r"at age|growing up|(?:19|20)\d\d|anni|mesi|fa|da quando|quando ero|da piccol[oa]|ieri|l'anno scorso|"
+    r"il mese scorso|la settimana scorsa)\b|年前|以前|去年|上个月|昨天|小时候"
+)
+_SUBJECT_FIRST = _rx(r"^(?:i|i'm|i've|i'd|i was|my|io|mi|mio|mia|ho|sono|abito|vivo|lavoro|我)\b|^我")
+_PROPER = re.compile(r"(?<=[\w,;:\-–] )(?!I\b|I'|I’)[A-Z][\w'’-]+")
+_EVALUATIVE = _rx(
+    r"\b(?:is|are|was|were|'s|it's) (?:so |really |very |super |such )?(?:key|important|great|amazing|awesome|cool|"
+    r"fun|hard|tough|special|neat|nice|lovely|beautiful|wonderful|inspiring|powerful|crazy|wild)\b|"
+    r"\bmakes? (?:sense|me (?:feel|think|realize|happy))\b|\bi find (?:it|that|this)\b|\bfeels? like\b|"
+    r"\bi (?:totally |really )?(?:agree|think|believe|feel that)\b|\bè (?:bellissim[oa]|important[ea]|fantastic[oa])\b"
+)
+
+
+def durability(sentence: str) -> int:
+    """How much a free first-person sentence reads like a lasting fact about the user rather than talk around
+    it (the tie-break of ``max_plain_facts``): +1 for a time anchor ("five years ago", "since I was 17", "ieri",
+    "2019"), +1 for the user as the sentence's subject ("I ...", "My ..."), +1 for a proper noun or a number inside,
+    -1 for an evaluation or an opinion ("taking risks is key", "makes sense", "I find it ...").
+
+    Example:
+        >>> durability("I started playing guitar in 2018."), durability("Taking risks is key for success.")
+        (3, -1)
+    """
+    core = _LEAD.sub("", sentence.strip()).strip()
+    score = bool(_ANCHOR.search(core)) + bool(_SUBJECT_FIRST.search(core))
+    score += bool(_PROPER.search(core) or re.search(r"\d", core))
+    return score - bool(_EVALUATIVE.search(core))
 
 
 def _clean_sentence(s: str) -> str:
@@ -321,7 +367,8 @@ class RuleExtractor:
         free_facts: also extract free first-person facts (not only slots).
         entities: use ``memlab.entities`` for dates/numbers/names/places (the detector's code).
         max_plain_facts: most *plain* free facts kept per message (the ones with the most content words); slot
-            facts, counts ("I have 3 kids") and preferences are always kept. A chat message usually holds one thing
+            facts, counts ("I have 3 kids"), preferences and absolutes ("I've never been hurt", "la mia prima
+            maratona": :data:`memlab.text.ABSOLUTE_OR_FIRST`) are always kept. A chat message usually holds one thing
             worth remembering and several sentences around it ("... it was so powerful. The support group has
             made me feel accepted."): on LoCoMo dev, 1 took precision against the session observations from 0.62
             to 0.78 at recall 0.71 -> 0.64 (``memlab eval extraction --split dev``). ``None``: no cap.
@@ -429,10 +476,12 @@ class RuleExtractor:
     def _cap_plain(self, facts: list[Fact]) -> list[Fact]:
         """At most ``max_plain_facts`` plain free facts (the most confident first — a fact holding a date, place or
         number of the user is — then the most content words; order kept)."""
-        plain = [i for i, f in enumerate(facts) if f.key is None and f.rule != "count" and f.type != "preference"]
+        plain = [i for i, f in enumerate(facts) if f.key is None and f.rule != "count" and f.type != "preference"
+                 and not ABSOLUTE_OR_FIRST.search(f.evidence or f.content)]
         if self.max_plain_facts is None or len(plain) <= self.max_plain_facts:
             return facts
-        ranked = sorted(plain, key=lambda i: (-facts[i].confidence, -len(keywords(facts[i].content)), i))
+        ranked = sorted(plain, key=lambda i: (-facts[i].confidence, -durability(facts[i].evidence or facts[i].content),
+                                              -len(keywords(facts[i].content)), i))
         drop = set(ranked[self.max_plain_facts:])
         return [f for i, f in enumerate(facts) if i not in drop]
 
@@ -443,7 +492,7 @@ class RuleExtractor:
         if is_question(s) or _QUESTION_START.match(s):
             return True
         core = _LEAD.sub("", s).strip()
-        return bool(_CONDITIONAL.match(core) or _REACTION.match(s) or not core)
+        return bool(_CONDITIONAL.match(core) or _REACTION.match(s) or _COUNTERFACTUAL.search(core) or not core)
 
     def _sentence_facts(self, sentence: str, *, lang: str | None, ref_time: datetime | None,
                         topic: str | None) -> list[Fact]:
@@ -487,6 +536,10 @@ class RuleExtractor:
             if _GENERIC_EN.match(_LEAD.sub("", sentence)):
                 return []
             fp, sp = len(_FP_EN.findall(sentence)), len(_SP_EN.findall(sentence))
+            if fp == 0 and _ANCHOR.search(sentence):  # "we"/"our"/"me" with a time anchor: the user's own history
+                fp = len(_WE_EN.findall(sentence))
+            if fp == 0 and _ELLIPTIC_EN.match(_LEAD.sub("", sentence)):  # "Got the tattoo a few years ago"
+                fp = 1
         else:
             fp, sp = len(_FP_IT.findall(sentence)), len(_SP_IT.findall(sentence))
         if fp == 0 or sp >= fp:

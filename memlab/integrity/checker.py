@@ -15,6 +15,11 @@ Levels, cheap to expensive; each level can decide a pair or pass it on:
      group has cue words (``nat``, ``born``, ``compleann``, ``生日`` ...) that select the user's active
      memories with a SQL ``LIKE`` prefilter (most recent first, capped); those rows go through entity
      extraction (cached per memory id) and stay candidates only if they really share an attribute group;
+   * ``absolute``: for a memory that states an absolute or a first time ("I've never been hurt", "my very first
+     charity race", "non ho mai ...", "第一次"), the user's memories sharing its rarest content words (a SQL
+     ``LIKE`` on word stems, capped by ``max_absolute_candidates``): such a statement contradicts any earlier
+     event of the same kind, which an embedding of the whole sentence often ranks below the threshold
+     ("I've never been hurt myself" / "Last month I got hurt and had to take a break from pottery");
    * ``exhaustive`` (``integrity_check_exhaustive=True``): every active memory of the user.
 
 2. **entities** — same attribute + same subject + different normalised value (dates, numbers with units,
@@ -34,7 +39,7 @@ Levels, cheap to expensive; each level can decide a pair or pass it on:
    mode nor ``check_all``): **early exit** — when the entities or patterns level already found a contradiction
    for the memory (at the confidence threshold), its undecided pairs are not judged (``judge_after_hit=False``;
    the decision cannot change); **cap** — at most ``max_judged_pairs`` pairs per memory go to the judge, ranked
-   version link, same key, then cosine to the memory (highest first; the cosine is computed from the stored
+   version link, same key, absolute, then cosine to the memory (highest first; the cosine is computed from the stored
    vectors for candidates that did not come from the FAISS search), then newest.
 
 ``check`` is a pure function of the store's state and the item: it writes nothing.
@@ -58,6 +63,7 @@ from memlab.errors import InvalidInputError, JudgeError, NotFoundError
 from memlab.integrity import explain as X
 from memlab.integrity.patterns import (
     Facts,
+    absolute_stems,
     asserts_nothing,
     close_date_entities,
     compare_facts,
@@ -139,6 +145,8 @@ class IntegrityConfig(BaseModel):
         lang: language of explanations.
         levels: decision levels to run (a subset of :data:`LEVELS`, in order).
         max_attribute_candidates: cap on memories pulled per attribute group.
+        max_absolute_candidates: most memories pulled as ``absolute`` candidates of a memory stating an absolute or a
+            first time (0: none).
         max_judged_pairs: most pairs of one checked memory sent to the judge (``None``: no cap); not applied in
             exhaustive mode (``exhaustive`` or :meth:`SemanticIntegrityChecker.check_all`).
         judge_after_hit: also judge a memory's undecided pairs when a cheaper level already found a
@@ -159,9 +167,10 @@ class IntegrityConfig(BaseModel):
     lang: Literal["it", "en"] = "it"
     levels: tuple[Literal["values", "entities", "patterns", "judge"], ...] = LEVELS
     max_attribute_candidates: int = Field(50, ge=0)
+    max_absolute_candidates: int = Field(2, ge=0)
     max_judged_pairs: int | None = Field(4, ge=1)
     judge_after_hit: bool = False
-    judge_medium_threshold: float = Field(0.85, ge=0.0, le=1.0)
+    judge_medium_threshold: float = Field(0.82, ge=0.0, le=1.0)
     judge_needs_cue: bool = True
     judge_no_cue_threshold: float = Field(0.94, ge=0.0, le=1.0)
 
@@ -225,8 +234,9 @@ class SemanticIntegrityChecker:
                 "max_similar": settings.integrity_max_similar_memories,
                 "exhaustive": settings.integrity_check_exhaustive,
                 "max_judged_pairs": getattr(settings, "integrity_max_judged_pairs", 4),
+                "max_absolute_candidates": getattr(settings, "integrity_max_absolute_candidates", 2),
                 "judge_after_hit": getattr(settings, "integrity_judge_after_hit", False),
-                "judge_medium_threshold": getattr(settings, "integrity_judge_medium_threshold", 0.85),
+                "judge_medium_threshold": getattr(settings, "integrity_judge_medium_threshold", 0.82),
                 "judge_needs_cue": getattr(settings, "integrity_judge_needs_cue", True),
                 "judge_no_cue_threshold": getattr(settings, "integrity_judge_no_cue_threshold", 0.94),
                 "similarity_threshold": settings.similarity_threshold,
@@ -406,7 +416,8 @@ class SemanticIntegrityChecker:
                    everyone: Sequence[MemoryItem] | None = None) -> list[tuple[MemoryItem, float | None, set[str]]]:
         """The memories ``item`` is compared with: ``(memory, cosine or None, sources)``.
 
-        Sources are ``faiss``, ``same_key``, ``version``, ``attribute``, ``exhaustive`` (see the module docs).
+        Sources are ``faiss``, ``same_key``, ``version``, ``attribute``, ``absolute``, ``exhaustive`` (see the module
+        docs).
         Only memories of ``item``'s owner are ever returned.
         """
         return [(c.item, c.similarity, c.sources) for c in self._candidates(item, only_earlier, everyone)]
@@ -447,6 +458,8 @@ class SemanticIntegrityChecker:
                         add(m, "same_key")
             if self.config.max_attribute_candidates > 0:
                 self._attribute_candidates(item, add, tm)
+            if self.config.max_absolute_candidates > 0:
+                self._absolute_candidates(item, add)
         for link in (item.supersedes, item.superseded_by):
             if link is not None:
                 try:
@@ -480,6 +493,24 @@ class SemanticIntegrityChecker:
                 if g in self._groups(self.facts(m)):
                     add(m, "close_attribute" if g in close else "attribute")
             tm["attribute_facts"] += (time.perf_counter() - t1) * 1000
+
+    def _absolute_candidates(self, item: MemoryItem, add: Any) -> None:
+        """The ``absolute`` candidates (see the module docs): the user's memories holding stems of the rarest content
+        words of a memory that states an absolute or a first time, ranked by the stems they share, each weighted by
+        its kind (a name 2, another word 1) and by how rare it is among the user's memories (/ the memories holding
+        it), then newest."""
+        stems = absolute_stems(item.text)
+        if not stems:
+            return
+        hits: dict[int, tuple[float, MemoryItem]] = {}
+        for stem, weight in stems:
+            found = self.store.find_containing(item.user_id, [stem], exclude_id=item.id, limit=20)
+            for m in found:
+                w, _ = hits.get(m.id, (0.0, m))
+                hits[m.id] = (w + weight / len(found), m)
+        ranked = sorted(hits.values(), key=lambda h: (-h[0], -h[1].id))
+        for _, m in ranked[: self.config.max_absolute_candidates]:
+            add(m, "absolute")
 
     def _check_many(self, items: Sequence[MemoryItem], *, only_earlier: bool,
                     everyone: Sequence[MemoryItem] | None = None) -> list[IntegrityResult]:
@@ -565,10 +596,11 @@ class SemanticIntegrityChecker:
                 unit = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
                 cos = {i: float(s) for i, s in zip(missing, unit[1:] @ unit[0], strict=True)}
 
-        def rank(p: _Pair) -> tuple[int, int, float, int]:
+        def rank(p: _Pair) -> tuple[int, int, int, float, int]:
             src = p.old.sources
             sim = p.old.similarity if p.old.similarity is not None else cos.get(p.old.item.id, -2.0)
-            return (0 if "version" in src else 1, 0 if "same_key" in src else 1, -sim, -p.old.item.id)
+            return (0 if "version" in src else 1, 0 if "same_key" in src else 1, 0 if "absolute" in src else 1, -sim,
+                    -p.old.item.id)
 
         return sorted(pairs, key=rank)
 

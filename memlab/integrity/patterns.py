@@ -27,11 +27,12 @@ from datetime import datetime
 
 from memlab.entities import STABLE_ATTRIBUTES, Entity, EntityKind
 from memlab.records import ConflictType
-from memlab.text import is_question, split_clauses, split_sentences
+from memlab.text import ABSOLUTE_OR_FIRST, is_question, split_clauses, split_sentences
 
 __all__ = [
     "CLOSE_DATE_PAIRS",
     "RULES",
+    "absolute_stems",
     "Facts",
     "PatternHit",
     "asserts_nothing",
@@ -603,12 +604,17 @@ _ANTONYMS: tuple[tuple[str, str], ...] = (
     ("alive", "died"), ("alive", "passed away"), ("start", "finish"), ("started", "finished"), ("started", "quit"),
     ("began", "quit"), ("open", "closed"), ("bought", "sold"), ("win", "lose"), ("won", "lost"), ("allergic", "fine with"),
     ("older", "younger"), ("only child", "brother"), ("only child", "sister"),
+    ("love", "terrified"), ("love", "afraid of"), ("love", "scared of"), ("love", "can't stand"),
+    ("loved", "couldn't stand"), ("loved", "hated"), ("favorite", "least favorite"), ("favourite", "least favourite"),
+    ("amo", "terrorizza"), ("adoro", "paura"), ("preferit", "meno preferit"),
     ("amo", "odio"), ("adoro", "odio"), ("mi piace", "odio"), ("single", "sposat"), ("iniziato", "finito"),
     ("iniziato", "completato"), ("comprato", "venduto"), ("vinto", "perso"),
     ("喜欢", "讨厌"), ("单身", "结婚"), ("开始", "完成"), ("买", "卖"),
 )
 _ABSOLUTE = re.compile(r"\b(?:never|always|every (?:day|night|morning|week)|no longer|not anymore|not any more|ever since|"
-                       r"only|mai|sempre|ogni (?:giorno|sera|mattina)|non più|soltanto)\b|从不|从来|总是|每天|再也", re.I)
+                       r"only|(?:only|just) once|once in my life|first time|very first|mai|sempre|ogni (?:giorno|sera|"
+                       r"mattina)|non più|soltanto|una volta sola|solo una volta|prima volta)\b|从不|从来|总是|每天|再也|"
+                       r"只有一次|第一次", re.I)
 _EXCLUSIVE_KINDS = (EntityKind.DATE, EntityKind.NUMBER, EntityKind.PLACE, EntityKind.NAME)
 #: attributes that hold one value per person at a time (a generic ``date`` of "yesterday I went to ..." does not:
 #: two events have two dates)
@@ -619,6 +625,49 @@ def _event_date(e: Entity) -> bool:
     """The date of some event ("yesterday I took the kids to the museum"), not of a one-value attribute: two events
     have two dates, so two such dates are no cue (the LoCoMo dev replay's museum / park / pottery-class alarms)."""
     return e.kind is EntityKind.DATE and e.attribute not in _ONE_VALUE
+
+
+#: Content words too common to pick an event out of a user's memories.
+_GENERIC_WORDS = frozenset(
+    "time times life thing things people person year years month months week weeks day days really always never ever "
+    "first very much even single myself yourself anything anywhere something everything lucky before since still "
+    "just yet only actually kind sort whole little lot lots pretty would could should might must been being have "
+    "having there their they them then than that this these those what when where which while with without your "
+    "yours about after again back from into like love make made more most other over same some such take thank "
+    "thanks well were will going gonna wanna feel felt good great nice cool know think want said says tell told "
+    "volta vita cosa cose anni anno mesi mese giorno giorni sempre ancora prima molto tanto proprio".split())
+_WORD = re.compile(r"[^\W\d_][\w'’-]*[^\W\d_]")
+_CJK_RUN = re.compile(r"[\u3400-\u9fff]")
+_NAME_INSIDE = re.compile(r"(?<=[\w,;:\-–] )(?!I\b)[A-Z][^\W\d_]{3,}")
+
+
+def absolute_stems(text: str, *, k: int = 5) -> tuple[tuple[str, float], ...]:
+    """``(stem, weight)`` of the rarest content words (names first, then the longest; at most ``k``) of a statement
+    that says "never", "first time" or "not yet" (:data:`memlab.text.ABSOLUTE_OR_FIRST`), else ``()``. The integrity
+    checker looks them up in the user's memories: "I've never had any mental health struggles" contradicts "I
+    struggled with mental health" whatever the two sentences' cosine.
+
+    A stem is a word of six letters or more cut to its first ``max(5, len - 3)`` ("struggles" -> "strugg",
+    "maratona" -> "marat"); a name (a capitalised word inside the sentence: "Paris", "Oscar") weighs 2, other words
+    1. Chinese has no spaces to find words by: its markers are recognised, but no stems are returned (the
+    embedding search still finds its candidates).
+
+    Example:
+        >>> absolute_stems("I've never had any mental health struggles myself")
+        (('strugg', 1.0), ('healt', 1.0), ('menta', 1.0))
+        >>> absolute_stems("I've never been out of the country, so Paris would be a dream")[:2]
+        (('paris', 2.0), ('count', 1.0))
+        >>> absolute_stems("Non ho mai fatto una maratona"), absolute_stems("I love my dog")
+        ((('marat', 1.0), ('fatto', 1.0)), ())
+    """
+    if not ABSOLUTE_OR_FIRST.search(_norm(text)):
+        return ()
+    names = {m.group(0).casefold() for m in _NAME_INSIDE.finditer(text)}
+    words = {w.strip("'’-") for w in _WORD.findall(_norm(text))}
+    words = {w for w in words if len(w) >= 4 and w not in _GENERIC_WORDS and not w.endswith(("n't", "'ve", "'re"))
+             and not _CJK_RUN.search(w)}
+    ranked = sorted(words, key=lambda w: (w not in names, -len(w), w))[:k]
+    return tuple((w[: max(5, len(w) - 3)] if len(w) > 5 else w, 2.0 if w in names else 1.0) for w in ranked)
 
 
 def differing_values(old: Facts, new: Facts) -> tuple[Entity, Entity] | None:

@@ -59,7 +59,7 @@ from memlab.entities import STABLE_ATTRIBUTES, Entity, EntityKind, extract_entit
 from memlab.entities import _vocab as V
 from memlab.integrity.patterns import compare_facts, summarise
 from memlab.records import ConflictType
-from memlab.text import detect_lang
+from memlab.text import FUNCTION_WORDS, detect_lang
 
 __all__ = [
     "CATEGORIES",
@@ -76,7 +76,7 @@ __all__ = [
 ]
 
 #: The layers, in the order they are tried.
-LAYERS: tuple[str, ...] = ("number", "count", "place", "absolute", "health")
+LAYERS: tuple[str, ...] = ("number", "count", "place", "absolute", "health", "onset")
 
 #: Only the first this-many characters of a text are read (memories are short; longer texts go to the judge).
 MAX_CHARS = 2000
@@ -1060,8 +1060,203 @@ def _health_layer(a: TextValues, b: TextValues, years: float | None, lang: str) 
     return None
 
 
+# ------------------------------------------------------------------ onset
+_ONSET_START = re.compile(
+    r"\b(?:started|start(?:ing)?|began|begun|begin|picked up|took up|taken up|got into|been (?:\w+ing|into)\b.{0,40}"
+    r"\b(?:since|for)|years? now|(?:ho |abbiamo )?(?:iniziato|cominciato)|da quando|faccio\b.{0,30}\bda)\b", re.I)
+_ONSET_FIRST = re.compile(
+    r"\b(?:first time|very first|for the first time|never\b.{0,40}\bbefore|(?:didn't|did not|never)\b.{0,60}\buntil|"
+    r"prima volta|non\b.{0,40}\bfino a)\b|第一次", re.I)
+_AGO = re.compile(
+    r"\b(?P<n>\d{1,2}|a few|a couple(?: of)?|several|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"fifteen|twenty|un paio di|qualche|alcuni|due|tre|quattro|cinque|sei|sette|otto|nove|dieci)\s+"
+    r"(?:years?|anni)\s+(?P<how>ago|now|already|fa|ormai)\b|\bfor\s+(?P<n2>\d{1,2}|a few|a couple of|several|two|three|four|"
+    r"five|six|seven|eight|nine|ten)\s+years\b", re.I)
+_AGO_N = {"a few": 3, "a couple": 2, "a couple of": 2, "several": 4, "one": 1, "two": 2, "three": 3, "four": 4,
+          "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15,
+          "twenty": 20, "un paio di": 2, "qualche": 3, "alcuni": 3, "due": 2, "tre": 3, "quattro": 4, "cinque": 5,
+          "sei": 6, "sette": 7, "otto": 8, "nove": 9, "dieci": 10}
+_YEAR_RX = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
+_AGE_RX = re.compile(
+    r"\b(?:since|as|when)\s+(?:i was\s+)?(?:a|little|young|small)\s+(?P<k>kid|child|girl|boy)\b|\bda (?:piccol[oa]|bambin[oa])\b|"
+    r"\b(?:since|until|when|from|at)\s+(?:i was|age|the age of|i turned)\s+(?P<a>\d{1,2}|[a-z]+(?:-[a-z]+)?)\b|"
+    r"\b(?:until|in)\s+my\s+(?P<d>(?:early |mid-?|mid |late )?(?:teens|twenties|thirties|forties))\b",
+    re.I)
+_ONSET_ONLY = re.compile(
+    r"\b(?:only once|just once|once in my life|the only\b.{0,40}\bever|una volta sola|solo una volta|"
+    r"l'unic[ao]\b.{0,40}\bmai)\b|只有一次|唯一", re.I)
+_AGAIN = re.compile(r"\b(?:again|back to|di nuovo|ancora una volta|ricominciato|restarted)\b|再次|重新", re.I)
+_DECADES = {"teens": 15, "twenties": 25, "thirties": 35, "forties": 45}
+_ONSET_STOP = frozenset(
+    "start started starting begin began begun pick picked take took taken first time very never before until since "
+    "year years ago now already month week day last yesterday today really actually about around barely still just "
+    "january february march april may june july august september october november december spring summer fall "
+    "autumn winter life whole kid child young little great good love again next finally ever only once back "
+    "one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty".split())
+
+
+@dataclass(frozen=True, slots=True)
+class Onset:
+    """When the user says something began: ``kind`` ``start`` ("I started playing guitar five years ago") or
+    ``first`` ("I picked up a guitar for the very first time last month"); ``when`` as ``(year, month)`` (month
+    0 when unknown) or ``None``; ``age`` when said as an age ("since I was a kid", "until I was thirty");
+    ``lemmas`` the activity's content lemmas; ``phrase`` the span shown to the user."""
+
+    kind: str
+    when: tuple[int, int] | None
+    age: float | None
+    lemmas: frozenset[str]
+    phrase: str
+
+
+def _lemmas(text: str, lang: str) -> frozenset[str]:
+    try:
+        import simplemma
+    except ImportError:  # the layer is off without its lemmatiser (a core dependency: never in practice)
+        return frozenset()
+    lg = ("it", "en") if lang == "it" else ("en", "it")
+    out = set()
+    for w in re.findall(r"[^\W\d_]{4,}", text.casefold()):
+        lem = simplemma.lemmatize(w, lang=lg)
+        if lem not in _ONSET_STOP and w not in _ONSET_STOP and lem not in FUNCTION_WORDS and w not in FUNCTION_WORDS:
+            out.add(lem)
+    return frozenset(out)
+
+
+def onset_of(text: str, created: datetime | None = None) -> Onset | None:
+    """The onset a text states (see :class:`Onset`), or ``None``. Relative spans ("five years ago") count from
+    ``created``; a year written in the text (memlab writes the resolved date next to a relative one: "five years
+    ago (2018)", "last month (September 2023)") wins.
+
+    Example:
+        >>> from datetime import datetime
+        >>> o = onset_of("I started playing acoustic guitar about five years ago", datetime(2023, 10, 1))
+        >>> o.kind, o.when, sorted(o.lemmas)
+        ('start', (2018, 0), ['acoustic', 'guitar', 'playe'])
+        >>> onset_of("I picked up a guitar for the very first time last month (September 2023)").when
+        (2023, 9)
+        >>> onset_of("Ho iniziato a suonare la chitarra da bambino").age
+        8.0
+    """
+    low = _norm(text)
+    kind = ("first" if _ONSET_FIRST.search(low) else "only" if _ONSET_ONLY.search(low)
+            else "start" if _ONSET_START.search(low) else None)
+    if kind is None or (_neg_parity(low) and kind == "start") or _AGAIN.search(low):
+        return None
+    when: tuple[int, int] | None = None
+    for e in _safe_entities(text):
+        if e.kind is EntityKind.DATE and isinstance(e.value, str) and re.match(r"\d{4}", e.value):
+            parts = e.value.split("-")
+            when = (int(parts[0]), int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0)
+            break
+    if when is None and (y := _YEAR_RX.search(low)):
+        when = (int(y.group(1)), 0)
+    if when is None and created is not None and (m := _AGO.search(low)):
+        n = m.group("n") or m.group("n2") or ""
+        k = int(n) if n.isdigit() else _AGO_N.get(n.casefold())
+        if k is not None:
+            when = (created.year - k, 0)
+    age = _age_of(low)
+    if when is None and age is None:
+        return None
+    lemmas = _lemmas(_YEAR_RX.sub(" ", low), _lang(low))
+    return Onset(kind, when, age, lemmas, text.strip()) if lemmas else None
+
+
+def _age_of(low: str) -> float | None:
+    m = _AGE_RX.search(low)
+    if m is None:
+        return None
+    if m.group("k") or "piccol" in m.group(0) or "bambin" in m.group(0):
+        return 8.0
+    if m.group("d"):
+        d = m.group("d").replace("-", " ").split()
+        base = _DECADES.get(d[-1], 0)
+        return float(base - 3 if d[0] == "early" else base + 3 if d[0] == "late" else base) or None
+    a = m.group("a") or ""
+    if a.isdigit():
+        return float(a)
+    n = normalise_numbers(a, "en")
+    return float(n) if n.isdigit() else None
+
+
+def _months(w: tuple[int, int]) -> int:
+    return w[0] * 12 + (w[1] or 6)
+
+
+def _onset_layer(a: TextValues, b: TextValues, old_time: datetime | None, new_time: datetime | None,
+                 lang: str) -> ValueDecision | None:
+    """Two beginnings of one activity that cannot both hold: two onsets two or more years apart ("I started
+    playing guitar five years ago (2018)" / "I picked up a guitar for the very first time last month (2023)"), two
+    ages four or more apart ("since I was a kid" / "not until I was thirty"), or a first time after an earlier
+    occurrence ("my very first charity race is next month" / "I ran a charity race last Saturday")."""
+    oa, ob = onset_of(a.text, old_time), onset_of(b.text, new_time)
+    if ob is None and oa is None:
+        return None
+    for only, other, other_text, t_other, flip in ((ob, oa, a.text, old_time, False),
+                                                   (oa, ob, b.text, new_time, True)):
+        if only is None or only.kind != "only":
+            continue  # "the only time I ever ..." happened once: the same thing at another date or age cannot
+        ev = other or _event_of(other_text, t_other)
+        if ev is None or len(ev.lemmas & only.lemmas) < 2 or _neg_parity(_norm(ev.phrase)):
+            continue
+        apart = (only.when and ev.when and abs(_months(only.when) - _months(ev.when)) >= 12) or \
+            (only.age is not None and ev.age is not None and abs(only.age - ev.age) >= 4)
+        if apart:
+            x, y = (ev, only) if not flip else (only, ev)
+            return _onset_decision(x, y, "only_once_elsewhere")
+    if oa is not None and ob is not None and oa.lemmas & ob.lemmas:
+        if oa.when and ob.when and abs(_months(oa.when) - _months(ob.when)) >= 24:
+            return _onset_decision(oa, ob, "different_onset")
+        if oa.age is not None and ob.age is not None and abs(oa.age - ob.age) >= 4:
+            return _onset_decision(oa, ob, "different_onset_age")
+    for first, other, other_text, t_other, flip in ((ob, oa, a.text, old_time, False),
+                                                    (oa, ob, b.text, new_time, True)):
+        if first is None or first.kind != "first" or first.when is None:
+            continue
+        ev = other or _event_of(other_text, t_other)
+        if ev is None or ev.when is None or len(ev.lemmas & first.lemmas) < 2 or _neg_parity(_norm(ev.phrase)):
+            continue
+        if _months(ev.when) < _months(first.when) - 1:
+            x, y = (ev, first) if not flip else (first, ev)
+            return _onset_decision(x, y, "first_after_earlier")
+    return None
+
+
+def _event_of(text: str, created: datetime | None) -> Onset | None:
+    """A dated event of a text (its first date with a month, a written year, "N years ago" from ``created``, or an
+    age: "at age fifteen"), as an :class:`Onset` of kind ``event``."""
+    low = _norm(text)
+    when: tuple[int, int] | None = None
+    for e in _safe_entities(text):
+        if e.kind is EntityKind.DATE and isinstance(e.value, str) and re.match(r"\d{4}-\d{2}", e.value):
+            y, m = e.value.split("-")[:2]
+            when = (int(y), int(m))
+            break
+    if when is None and created is not None and (m2 := _AGO.search(low)) and m2.group("n"):
+        n = m2.group("n")
+        k = int(n) if n.isdigit() else _AGO_N.get(n.casefold())
+        when = (created.year - k, 0) if k is not None else None
+    if when is None and (y := _YEAR_RX.search(low)):
+        when = (int(y.group(1)), 0)
+    age = _age_of(low)
+    if when is None and age is None:
+        return None
+    return Onset("event", when, age, _lemmas(_YEAR_RX.sub(" ", low), _lang(low)), text.strip())
+
+
+def _onset_decision(old: Onset, new: Onset, reason: str) -> ValueDecision:
+    def shown(o: Onset) -> str:
+        return o.phrase if len(o.phrase) <= 120 else o.phrase[:117] + "..."
+
+    return ValueDecision("onset", True, shown(old), shown(new), 0.86, ConflictType.DATE, reason,
+                         info={"old": list(old.when) if old.when else old.age,
+                               "new": list(new.when) if new.when else new.age,
+                               "activity": sorted(old.lemmas & new.lemmas)})
+
+
 _LAYER_FN = {"number": _number, "count": _count, "place": _place_layer, "absolute": _absolute,
-             "health": _health_layer}
+             "health": _health_layer}  # "onset" needs the two times: called by compare_values itself
 
 
 def compare_values(old_text: str, new_text: str, *, old_entities: Sequence[Entity] | None = None,
@@ -1096,7 +1291,8 @@ def compare_values(old_text: str, new_text: str, *, old_entities: Sequence[Entit
         if name not in layers:
             continue
         try:
-            d = _LAYER_FN[name](a, b, years, lang)
+            d = (_onset_layer(a, b, old_time, new_time, lang) if name == "onset"
+                 else _LAYER_FN[name](a, b, years, lang))
         except (ValueError, TypeError, OverflowError, KeyError, IndexError, AttributeError) as exc:
             import logging
 
@@ -1125,6 +1321,9 @@ TEMPLATES: dict[str, tuple[str, str, str]] = {
     "values:absolute": ("Una memoria dice «{old}», l'altra «{new}». Quale è corretta?",
                         "One memory says \"{old}\", the other \"{new}\". Which one is right?",
                         "一条记忆说「{old}」，另一条说「{new}」。哪一个是对的？"),
+    "values:onset": ("Non torna quando è cominciato: «{old}», ma «{new}». Quale è corretto?",
+                     "When it began does not add up: \"{old}\", but \"{new}\". Which one is right?",
+                     "开始的时间对不上：「{old}」，但「{new}」。哪一个是对的？"),
     "values:health": ("Allergia e consumo non coincidono: «{old}» e «{new}». Quale è corretto?",
                       "The allergy and the eating disagree: \"{old}\" and \"{new}\". Which one is right?",
                       "过敏与饮食不一致：「{old}」和「{new}」。哪一个是对的？"),

@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from memlab.errors import DatasetFormatError, InvalidInputError
-from memlab.eval.alarms import AlarmsTask, Plant, load_plants, replay_conversation, run_alarms_task, user_id_of
+from memlab.eval.alarms import (
+    AlarmsTask,
+    Plant,
+    load_plants,
+    replay_conversation,
+    run_alarms_task,
+    user_id_of,
+)
 from memlab.testing import FakeEmbedder, ScriptedJudge
 
 ALICE = [
@@ -83,7 +90,7 @@ def test_turn_refuses_a_bad_time(tmp_path: Path) -> None:
     from memlab.app import open_memlab
 
     with open_memlab(str(tmp_path / "t.db"), embedder=FakeEmbedder(), judge=ScriptedJudge()) as lab:
-        for bad in ("yesterday", 12, datetime(1066, 10, 14)):
+        for bad in ("yesterday", 12, datetime(1066, 10, 14)):  # noqa: DTZ001
             with pytest.raises(InvalidInputError):
                 lab.turn("alice", "I live in Rome.", at=bad)  # type: ignore[arg-type]
         assert lab.store.list("alice") == []  # nothing stored
@@ -151,3 +158,18 @@ def test_user_ids_of_speakers() -> None:
     assert user_id_of("Jean-Luc Picard") == "jean_luc_picard"
     assert user_id_of("???") == "speaker"
     assert Plant(0, "x", "A", "D2:1", "t", "D1:1").label == "contradiction"
+
+
+def test_a_decoy_contradicting_another_plant_is_not_a_false_alarm(locomo_dir: Path, tmp_path: Path) -> None:
+    # the decoy agrees with the conversation (born 12 July) but contradicts the planted birthday line: the alarm
+    # between the two planted lines is neither the plant's catch nor the decoy's false alarm
+    decoy = {**DECOY, "after": "D2:2", "text": "My birthday is on 12 July, as always."}
+    run = run_alarms_task(split="dev", plants=_plants(tmp_path, [PLANT, decoy]), data_dir=locomo_dir,
+                          embedder=FakeEmbedder(), judge=ScriptedJudge(), out_dir=tmp_path / "run", limit=1)
+    rows = [json.loads(x) for x in (tmp_path / "run" / "examples.jsonl").read_text().splitlines()]
+    mem = {r["id"]: set(r["meta"]["plant_memories"]) for r in rows if r["id"].startswith("plant:")}
+    between = [r for r in rows if not r["id"].startswith("plant:") and r["pred"] in ("high", "medium")
+               and set(r["meta"]["memory_ids"]) & mem["plant:p1"] and set(r["meta"]["memory_ids"]) & mem["plant:d1"]]
+    assert between, "the two planted birthdays should clash"
+    assert run.metrics["plants"]["decoy_false_alarm_rate"] == 0.0
+    assert run.metrics["plants"]["recall"] == 1.0  # the plant is still caught against the original turn
