@@ -10,6 +10,7 @@ B's search waited for the gate (it would hit the client's timeout). The figures 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -142,6 +143,11 @@ def test_a_long_chat_patch_lets_another_users_request_run_between_its_steps(lab:
             assert entered[0].wait(60)
             listing = threading.Thread(target=lambda: result.update(b=b.get("/api/memory")))
             listing.start()  # queued behind the PATCH's first step
+            svc = server.server.config.app.state.svc
+            deadline = time.monotonic() + 60  # wait until B's service call is queued (in flight) before step 1 ends
+            while svc.priority.in_flight < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert svc.priority.in_flight >= 2, "B's request never reached the service"
             permits.release()  # step 1 runs
             assert entered[1].wait(60)
             permits.release()  # step 2 runs; B's request is queued before step 3
