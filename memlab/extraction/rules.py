@@ -250,8 +250,8 @@ def is_moment(sentence: str) -> bool:
 _ANCHOR = _rx(
     r"\b(?:ago|since|years?|months?|decades?|yesterday|last (?:year|month|week|weekend|summer|winter|spring|fall|"
     r"autumn|monday|tuesday|wednesday|thursday|friday|saturday|sunday|night)|when i was|as a (?:kid|child|teen(?:ager)?)|"
-    r"at age|growing up|(?:19|20)\d\d|anni|mesi|fa|da quando|quando ero|da piccol[oa]|ieri|l'anno scorso|"
-    r"il mese scorso|la settimana scorsa)\b|年前|以前|去年|上个月|昨天|小时候"
+    r"at age|growing up|(?:19|20)\d\d|(?:anni|mesi|settimane|giorni|tempo) fa|da quando|quando ero|da piccol[oa]|ieri|"
+    r"l'anno scorso|il mese scorso|la settimana scorsa)\b|年前|以前|去年|上个月|昨天|小时候"
 )
 _SUBJECT_FIRST = _rx(r"^(?:i|i'm|i've|i'd|i was|my|io|mi|mio|mia|ho|sono|abito|vivo|lavoro|我)\b|^我")
 _PROPER = re.compile(r"(?<=[\w,;:\-–] )(?!I\b|I'|I’)[A-Z][\w'’-]+")
@@ -366,7 +366,7 @@ class RuleExtractor:
         min_content_words: content words a free (unkeyed) fact needs.
         free_facts: also extract free first-person facts (not only slots).
         entities: use ``memlab.entities`` for dates/numbers/names/places (the detector's code).
-        max_plain_facts: most *plain* free facts kept per message (the ones with the most content words); slot
+        max_plain_facts: most *plain* free facts kept per message (the most lasting ones: :func:`durability`); slot
             facts, counts ("I have 3 kids"), preferences and absolutes ("I've never been hurt", "la mia prima
             maratona": :data:`memlab.text.ABSOLUTE_OR_FIRST`) are always kept. A chat message usually holds one thing
             worth remembering and several sentences around it ("... it was so powerful. The support group has
@@ -475,7 +475,8 @@ class RuleExtractor:
 
     def _cap_plain(self, facts: list[Fact]) -> list[Fact]:
         """At most ``max_plain_facts`` plain free facts (the most confident first — a fact holding a date, place or
-        number of the user is — then the most content words; order kept)."""
+        number of the user is — then the most lasting (:func:`durability`), then the most content words; order
+        kept). Absolutes are not capped (:data:`memlab.text.ABSOLUTE_OR_FIRST`)."""
         plain = [i for i, f in enumerate(facts) if f.key is None and f.rule != "count" and f.type != "preference"
                  and not ABSOLUTE_OR_FIRST.search(f.evidence or f.content)]
         if self.max_plain_facts is None or len(plain) <= self.max_plain_facts:
