@@ -113,3 +113,19 @@ def test_extraction_keeps_absolutes_and_prefers_the_lasting_fact_of_a_message() 
     assert any("tattoo" in t for t in texts)
     assert RuleExtractor().extract("We should totally hang out sometime.").facts == ()
     assert RuleExtractor().extract("We saw the Perseids once, back in 2019.").facts
+
+
+@pytest.mark.parametrize(("old", "new", "cue"), [
+    ("Blue is my favorite color, it makes me feel relaxed.", "Honestly blue is my least favorite color.", "antonym"),
+    ("Honestly blue is my least favorite color.", "Blue is my favorite color, it makes me feel relaxed.", "antonym"),
+    ("I love horses, we rode through the fields.", "Horses have terrified me my whole life.", "antonym"),
+])
+def test_opposite_feelings_are_a_cue_of_exclusivity(old: str, new: str, cue: str) -> None:
+    from memlab.entities import extract_entities
+    from memlab.integrity.patterns import exclusive_cue, summarise
+
+    def f(t: str) -> object:
+        return summarise(t, tuple(extract_entities(t)), None)
+
+    assert exclusive_cue(f(old), f(new)) == cue
+    assert exclusive_cue(f("Blue is my favorite color."), f("Blue is still my favorite color.")) is None
