@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,24 @@ def key_client(server: LiveServer, lab: Memlab, user: str) -> httpx.Client:
     """An httpx client authenticated with a new key of ``user``."""
     key = ApiKeys(lab.store.db).add(user)
     return httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key}"}, timeout=120)
+
+
+def read_sse(c: httpx.Client, body: dict[str, Any]) -> tuple[list[tuple[str, Any]], str]:
+    """POST /v1/chat and read the event stream: ``[(event, data)]`` and the raw text."""
+    events: list[tuple[str, Any]] = []
+    raw: list[str] = []
+    with c.stream("POST", "/v1/chat", json=body) as r:
+        assert r.status_code == 200, r.read()
+        assert r.headers["content-type"].startswith("text/event-stream")
+        event = None
+        for line in r.iter_lines():
+            raw.append(line)
+            if line.startswith("event:"):
+                event = line.split(":", 1)[1].strip()
+            elif line.startswith("data:") and event is not None:
+                events.append((event, json.loads(line.split(":", 1)[1].strip())))
+                event = None
+    return events, "\n".join(raw)
 
 
 @pytest.fixture

@@ -19,6 +19,9 @@ from memlab.llm.fake_server import FakeLLMServer, ollama_answer, ollama_tool_cal
 from memlab.serve import ApiKeys, create_app  # noqa: E402
 from memlab.serve.runner import ThreadedServer  # noqa: E402
 
+from .conftest import key_client as client  # noqa: E402
+from .conftest import read_sse as sse  # noqa: E402
+
 
 @pytest.fixture
 def fake() -> Iterator[FakeLLMServer]:
@@ -33,29 +36,6 @@ def agent_server(lab: Memlab, fake: FakeLLMServer) -> Iterator[ThreadedServer]:
     live = ThreadedServer(app).start()
     yield live
     live.stop()
-
-
-def client(server: ThreadedServer, lab: Memlab, user: str) -> httpx.Client:
-    key = ApiKeys(lab.store.db).add(user)
-    return httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key}"}, timeout=120)
-
-
-def sse(c: httpx.Client, body: dict[str, Any]) -> tuple[list[tuple[str, Any]], str]:
-    """POST /v1/chat and read the event stream: ``[(event, data)]`` and the raw text."""
-    events: list[tuple[str, Any]] = []
-    raw: list[str] = []
-    with c.stream("POST", "/v1/chat", json=body) as r:
-        assert r.status_code == 200, r.read()
-        assert r.headers["content-type"].startswith("text/event-stream")
-        event = None
-        for line in r.iter_lines():
-            raw.append(line)
-            if line.startswith("event:"):
-                event = line.split(":", 1)[1].strip()
-            elif line.startswith("data:") and event is not None:
-                events.append((event, json.loads(line.split(":", 1)[1].strip())))
-                event = None
-    return events, "\n".join(raw)
 
 
 def core(done: dict[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,6 @@ in the store changes, and the model reads an error result. Issue 41 ("the user's
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,8 +20,10 @@ pytest.importorskip("openai", reason="LOUD SKIP: the openai client is not instal
 from memlab.app import Memlab  # noqa: E402
 from memlab.llm import OpenAICompatLLM  # noqa: E402
 from memlab.llm.fake_server import FakeLLMServer, openai_answer, openai_tool_calls, tool_messages  # noqa: E402
-from memlab.serve import ApiKeys, create_app  # noqa: E402
+from memlab.serve import create_app  # noqa: E402
 from memlab.serve.runner import ThreadedServer  # noqa: E402
+
+from .conftest import key_client, read_sse  # noqa: E402
 
 COMPLETIONS = "/v1/chat/completions"
 
@@ -31,25 +32,6 @@ COMPLETIONS = "/v1/chat/completions"
 def fake() -> Iterator[FakeLLMServer]:
     with FakeLLMServer() as srv:
         yield srv
-
-
-def _client(server: ThreadedServer, lab: Memlab, user: str) -> httpx.Client:
-    key = ApiKeys(lab.store.db).add(user)
-    return httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key}"}, timeout=120)
-
-
-def _sse(c: httpx.Client, body: dict[str, Any]) -> list[tuple[str, Any]]:
-    events: list[tuple[str, Any]] = []
-    with c.stream("POST", "/v1/chat", json=body) as r:
-        assert r.status_code == 200, r.read()
-        event = None
-        for line in r.iter_lines():
-            if line.startswith("event:"):
-                event = line.split(":", 1)[1].strip()
-            elif line.startswith("data:") and event is not None:
-                events.append((event, json.loads(line.split(":", 1)[1].strip())))
-                event = None
-    return events
 
 
 def _pending_contradiction(c: httpx.Client) -> dict[str, Any]:
@@ -64,7 +46,7 @@ def test_a_model_tool_call_cannot_resolve_a_pending_notification(lab: Memlab, fa
     app = create_app(lab)
     app.state.chat_llm = OpenAICompatLLM(model="fake", base_url=fake.url + "/v1", max_retries=0)
     server = ThreadedServer(app).start()
-    alice = _client(server, lab, "alice")
+    alice = key_client(server, lab, "alice")
     try:
         note = _pending_contradiction(alice)
         memories_before = alice.get("/api/memory", params={"all": True}).json()
@@ -73,7 +55,7 @@ def test_a_model_tool_call_cannot_resolve_a_pending_notification(lab: Memlab, fa
                    openai_tool_calls(("memory.resolve", {"id": note["id"], "choice": "A"})),
                    openai_tool_calls(("memory__resolve", {"id": note["id"], "choice": "B", "note": "decido io"})),
                    openai_answer("Fatto."))
-        events = _sse(alice, {"message": "Che ore sono?", "max_steps": 4})
+        events = read_sse(alice, {"message": "Che ore sono?", "max_steps": 4})[0]
 
         tools = [d for e, d in events if e == "tool"]
         assert [t["name"] for t in tools] == ["memory.resolve", "memory__resolve"]

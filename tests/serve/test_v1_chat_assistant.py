@@ -7,9 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 
 pytest.importorskip("mcp", reason="LOUD SKIP: memlab[mcp] (the mcp SDK) is not installed")
@@ -20,11 +18,11 @@ from memlab.config import Settings  # noqa: E402
 from memlab.llm import OllamaLLM  # noqa: E402
 from memlab.llm.fake_server import FakeLLMServer, ollama_answer, ollama_tool_calls, tool_messages  # noqa: E402
 from memlab.mcp import create_mcp_app  # noqa: E402
-from memlab.serve import ApiKeys, create_app  # noqa: E402
+from memlab.serve import create_app  # noqa: E402
 from memlab.serve.runner import ThreadedServer  # noqa: E402
 from memlab.testing import FakeEmbedder  # noqa: E402
 
-from .conftest import birthday_judge  # noqa: E402
+from .conftest import birthday_judge, key_client, read_sse  # noqa: E402
 
 
 @pytest.fixture
@@ -39,40 +37,21 @@ def _serve(lab: Memlab, fake: FakeLLMServer) -> ThreadedServer:
     return ThreadedServer(app).start()
 
 
-def _client(server: ThreadedServer, lab: Memlab, user: str) -> httpx.Client:
-    key = ApiKeys(lab.store.db).add(user)
-    return httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key}"}, timeout=120)
-
-
-def _sse(c: httpx.Client, body: dict[str, Any]) -> list[tuple[str, Any]]:
-    events: list[tuple[str, Any]] = []
-    with c.stream("POST", "/v1/chat", json=body) as r:
-        assert r.status_code == 200, r.read()
-        event = None
-        for line in r.iter_lines():
-            if line.startswith("event:"):
-                event = line.split(":", 1)[1].strip()
-            elif line.startswith("data:") and event is not None:
-                events.append((event, json.loads(line.split(":", 1)[1].strip())))
-                event = None
-    return events
-
-
 def test_v1_chat_shows_a_pending_contradiction_first_and_stores_and_checks_the_turns_memories(
         lab: Memlab, fake: FakeLLMServer) -> None:
     fake.respond("/api/chat", lambda body: ollama_answer("Va bene."))
     server = _serve(lab, fake)
-    alice = _client(server, lab, "alice")
+    alice = key_client(server, lab, "alice")
     try:
-        first = _sse(alice, {"message": "Il mio compleanno è il 12 luglio"})
-        second = _sse(alice, {"message": "Il mio compleanno è il 15 agosto"})
+        first = read_sse(alice, {"message": "Il mio compleanno è il 12 luglio"})[0]
+        second = read_sse(alice, {"message": "Il mio compleanno è il 15 agosto"})[0]
         for events in (first, second):  # each message's fact is stored, and checked before `done`
             done = events[-1][1]
             assert events[-1][0] == "done" and done["memory_ids"] and done["job_ids"] and done["checked"] is True
         assert second[-1][1]["notifications_count"] == 1  # the check of the second birthday found the conflict
         assert not second[-1][1]["high_urgency_notifications"]  # ... shown at the next interaction, as in the seed
 
-        third = _sse(alice, {"message": "Che ore sono?", "enable_tools": False})
+        third = read_sse(alice, {"message": "Che ore sono?", "enable_tools": False})[0]
         tokens = [d["text"] for e, d in third if e == "token"]
         assert tokens[0].startswith("[⚠️ IMPORTANTE] Ho rilevato una contraddizione: in precedenza mi avevi detto "
                                     "«Il mio compleanno è il 12 luglio», ma ora mi dici «Il mio compleanno è il 15 "
@@ -86,7 +65,7 @@ def test_v1_chat_shows_a_pending_contradiction_first_and_stores_and_checks_the_t
         assert "## MEMORIE DELL'UTENTE" in system and "15 agosto" in system  # the model knows the user's memories
 
         n_model_calls = len(fake.posted("/api/chat"))
-        answer = _sse(alice, {"message": "A"})  # keeps the first: applied by the assistant, no model call
+        answer = read_sse(alice, {"message": "A"})[0]  # keeps the first: applied by the assistant, no model call
         assert answer[-1][1]["kind"] == "resolution" and answer[-1][1]["tool_calls"] == []
         assert answer[0][1]["text"].startswith("Ok, tengo la prima informazione")
         assert len(fake.posted("/api/chat")) == n_model_calls
@@ -107,12 +86,12 @@ def test_v1_chat_offers_the_tools_of_mcp_servers_listed_in_settings(tmp_path: Pa
         settings = Settings(llm_backend="none", mcp_servers={"clock": url, "gone": "ws://127.0.0.1:9/mcp"})
         lab = open_memlab(tmp_path / "x.db", embedder=FakeEmbedder(dim=64), judge=birthday_judge(), settings=settings)
         server = _serve(lab, fake)
-        alice = _client(server, lab, "alice")
+        alice = key_client(server, lab, "alice")
         try:
             fake.queue("/api/chat", ollama_tool_calls(("clock.now", {"timezone": "Asia/Tokyo"})))
             fake.respond("/api/chat", lambda body: ollama_answer(
                 "A Tokyo sono le " + json.loads(tool_messages(body)[-1]["content"])["time"][:5] + "."))
-            events = _sse(alice, {"message": "Che ore sono a Tokyo?"})
+            events = read_sse(alice, {"message": "Che ore sono a Tokyo?"})[0]
         finally:
             alice.close()
             server.stop()
