@@ -534,12 +534,13 @@ class RuleExtractor:
         if slang == "zh":
             fp, sp = sentence.count("我"), sentence.count("你")
         elif slang == "en":
-            if _GENERIC_EN.match(_LEAD.sub("", sentence)):
+            core = _LEAD.sub("", sentence)
+            if _GENERIC_EN.match(core):
                 return []
             fp, sp = len(_FP_EN.findall(sentence)), len(_SP_EN.findall(sentence))
             if fp == 0 and _ANCHOR.search(sentence):  # "we"/"our"/"me" with a time anchor: the user's own history
                 fp = len(_WE_EN.findall(sentence))
-            if fp == 0 and _ELLIPTIC_EN.match(_LEAD.sub("", sentence)):  # "Got the tattoo a few years ago"
+            if fp == 0 and _ELLIPTIC_EN.match(core):  # "Got the tattoo a few years ago"
                 fp = 1
         else:
             fp, sp = len(_FP_IT.findall(sentence)), len(_SP_IT.findall(sentence))

@@ -660,10 +660,11 @@ def absolute_stems(text: str, *, k: int = 5) -> tuple[tuple[str, float], ...]:
         >>> absolute_stems("Non ho mai fatto una maratona"), absolute_stems("I love my dog")
         ((('marat', 1.0), ('fatto', 1.0)), ())
     """
-    if not ABSOLUTE_OR_FIRST.search(_norm(text)):
+    low = _norm(text)
+    if not ABSOLUTE_OR_FIRST.search(low):
         return ()
     names = {m.group(0).casefold() for m in _NAME_INSIDE.finditer(text)}
-    words = {w.strip("'’-") for w in _WORD.findall(_norm(text))}
+    words = {w.strip("'’-") for w in _WORD.findall(low)}
     words = {w for w in words if len(w) >= 4 and w not in _GENERIC_WORDS and not w.endswith(("n't", "'ve", "'re"))
              and not _CJK_RUN.search(w)}
     ranked = sorted(words, key=lambda w: (w not in names, -len(w), w))[:k]

@@ -1123,6 +1123,7 @@ def _lemmas(text: str, lang: str) -> frozenset[str]:
     return frozenset(out)
 
 
+@functools.lru_cache(maxsize=4096)  # a memory is compared with many others: read its onset once per (text, time)
 def onset_of(text: str, created: datetime | None = None) -> Onset | None:
     """The onset a text states (see :class:`Onset`), or ``None``. Relative spans ("five years ago") count from
     ``created``; a year written in the text (memlab writes the resolved date next to a relative one: "five years
@@ -1223,6 +1224,7 @@ def _onset_layer(a: TextValues, b: TextValues, old_time: datetime | None, new_ti
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def _event_of(text: str, created: datetime | None) -> Onset | None:
     """A dated event of a text (its first date with a month, a written year, "N years ago" from ``created``, or an
     age: "at age fifteen"), as an :class:`Onset` of kind ``event``."""
