@@ -24,13 +24,14 @@ import argparse
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
+
+from memlab.testing import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The question of the Chat page shot (in English: SmolLM2-135M answers English sensibly, Italian hardly).
@@ -41,12 +42,6 @@ CONTRADICTION = ("Sono nata il 12 luglio 1990.", "Il mio compleanno è il 15 ago
 NEXT = "Che ore sono?"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic",
                  "--no-first-run", "--disable-component-update", "--disable-sync"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def start_dashboard(tmp: Path) -> tuple[subprocess.Popen, str]:

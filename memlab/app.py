@@ -285,7 +285,7 @@ def open_memlab(
         agent = BackgroundAgent(store, checker, notifications)
     ingestor = None
     if reply_only:
-        from memlab.assistant import default_ingestor
+        from memlab.ingestors import default_ingestor
 
         ingestor = default_ingestor(store, lang=lang or settings.lang)
     assistant = Assistant(store, notifications=notifications, agent=agent, llm=llm, chats=chats, ingestor=ingestor,

@@ -9,9 +9,9 @@ For a user message:
 2. Otherwise, the pending notifications are collected **first** (so a check finished during this turn is
    shown in the next one, as in the seed) and planned by urgency (:func:`memlab.notify.plan_turn`, with the
    fatigue rule).
-3. The message joins the chat, then goes through fact extraction into the memory store (an :class:`Ingestor`),
-   with the current topic: the chat's title as it stands with this message ("Generale" while the chat has none);
-   this never waits for a check.
+3. The message joins the chat, then goes through fact extraction into the memory store (an
+   :class:`~memlab.ingestors.Ingestor`), with the current topic: the chat's title as it stands with this message
+   ("Generale" while the chat has none); this never waits for a check.
 4. An integrity check of every new memory is enqueued on the :class:`~memlab.agent.BackgroundAgent`.
 5. The reply comes from the configured LLM; with none, the reply part is the explicit marker
    ``(nessun modello configurato)``. The model sees: the system prompt, the ``format_for_prompt``
@@ -31,12 +31,13 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from memlab._validation import check_text, check_user_id
 from memlab.errors import InvalidInputError, MemlabError
+from memlab.ingestors import ConversationIngestor, Ingestor, IngestResult, SentenceIngestor, default_ingestor
 from memlab.notify import (
     Notification,
     NotificationService,
@@ -61,10 +62,7 @@ from memlab.text import (
     check_lang,
     detect_language,
     display_text,
-    is_question,
     messages,
-    prompt_lang,
-    split_sentences,
     word_count,
 )
 
@@ -92,39 +90,6 @@ MAX_MESSAGE_CHARS = 100_000
 
 #: The system prompt of each language (from :data:`memlab.text.MESSAGES`).
 DEFAULT_SYSTEM_PROMPT: dict[str, str] = {lang: MESSAGES[lang]["system_prompt"] for lang in LANGS}
-
-
-class IngestResult(BaseModel):
-    """What one ingestion step stored.
-
-    Attributes:
-        memory_ids: ids of the memories written for this message (new or new versions).
-        fatigue: the user's fatigue score after this message, when the extractor tracks it.
-        prompt_block: the conversation-memory block for the prompt (``format_for_prompt``), if any.
-        extractor: name of the extraction step used.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    memory_ids: list[int] = Field(default_factory=list)
-    fatigue: float | None = None
-    prompt_block: str = ""
-    extractor: str = ""
-
-
-@runtime_checkable
-class Ingestor(Protocol):
-    """The fact-extraction step of a turn: message in, stored memories out (never runs checks)."""
-
-    def ingest(self, user_id: str, conversation_id: str, message: str, *, turn: int | None = None,
-               topic: str | None = None) -> IngestResult:
-        """Extract facts from ``message`` (``topic``: the conversation's current topic) and store them as memories
-        of ``user_id``."""
-        ...
-
-    def state(self, user_id: str, conversation_id: str) -> IngestResult:
-        """The current fatigue and prompt block of a conversation, without ingesting anything."""
-        ...
 
 
 _ORDINALS = (
@@ -158,117 +123,6 @@ def choose_candidate(message: str, titles: Sequence[str]) -> int | None:
         if len(hits) == 1:
             return hits[0]
     return None
-
-
-class SentenceIngestor:
-    """Fallback extraction: every assertive sentence of the message becomes a plain memory.
-
-    Questions and one-word sentences ("ciao", "ok") are skipped; a sentence already stored (same text, active) is not
-    stored again. Used when :mod:`memlab.extraction` is not available; it tracks no fatigue.
-
-    Args:
-        store: the memory store.
-    """
-
-    name = "sentences"
-
-    def __init__(self, store: MemoryStore) -> None:
-        self.store = store
-
-    def _sentences(self, message: str) -> list[str]:
-        out = []
-        for s in split_sentences(message):
-            if is_question(s):
-                continue
-            cjk = any("\u3040" <= ch <= "\u9fff" for ch in s)
-            if (cjk and len(s) < 3) or (not cjk and len(s.split()) < 2):
-                continue  # greetings and one-word answers ("ciao", "ok") are not facts
-            out.append(s[: self.store.max_text_chars])
-        return out
-
-    def ingest(self, user_id: str, conversation_id: str, message: str, *, turn: int | None = None,
-               topic: str | None = None) -> IngestResult:
-        """Store the message's assertive sentences (see the class docstring; ``topic`` is not used)."""
-        known = {m.text for m in self.store.list(user_id)}
-        source = f"conv:{conversation_id}" + (f"/msg:{turn}" if turn is not None else "")
-        items = []
-        for s in self._sentences(message):
-            if s in known:
-                continue
-            known.add(s)
-            items.append({"text": s, "source": source})
-        stored = self.store.add_many(user_id, items) if items else []
-        return IngestResult(memory_ids=[m.id for m in stored], extractor=self.name)
-
-    def state(self, user_id: str, conversation_id: str) -> IngestResult:
-        """No conversation state is tracked by this fallback."""
-        return IngestResult(extractor=self.name)
-
-
-def default_ingestor(store: MemoryStore, *, lang: str = "it", llm: LLM | None = None) -> Ingestor:
-    """The best available extraction step: :mod:`memlab.extraction` when installed, else :class:`SentenceIngestor`."""
-    try:
-        return ConversationIngestor(store, lang=lang, llm=llm)
-    except ImportError:
-        log.info("assistant: memlab.extraction is not available; storing plain sentences")
-        return SentenceIngestor(store)
-
-
-class ConversationIngestor:
-    """Extraction through :mod:`memlab.extraction`: one ``ConversationMemoryService`` per user.
-
-    Facts go to the store (keyed when they fill a slot, so the version rule applies) with provenance
-    ``conv:<conversation id>/msg:<n>``; the conversation memory gives the fatigue score and the
-    ``format_for_prompt`` block.
-
-    Args:
-        store: the memory store.
-        lang: the user's language (``it``/``en``/``zh``); the prompt block is Italian for ``it``, else English.
-        llm: when given, the LLM extractor (with its rule fallback) is used; otherwise the rule extractor.
-        extractor: an explicit extractor (overrides ``llm``).
-
-    Raises:
-        ImportError: :mod:`memlab.extraction` is not available.
-    """
-
-    name = "extraction"
-
-    def __init__(self, store: MemoryStore, *, lang: str = "it", llm: LLM | None = None,
-                 extractor: Any | None = None) -> None:
-        from memlab.extraction import ConversationMemoryService, format_for_prompt, load_extractor
-
-        self.store = store
-        self.lang = prompt_lang(lang)  # the prompt block and the extraction prompt: it or en
-        self._service_cls = ConversationMemoryService
-        self._format = format_for_prompt
-        self.extractor = extractor if extractor is not None else load_extractor(llm=llm, lang=self.lang)
-        self._services: dict[str, Any] = {}
-
-    def _service(self, user_id: str) -> Any:
-        svc = self._services.get(user_id)
-        if svc is None:
-            svc = self._service_cls(self.store, self.extractor, user_id=user_id)
-            self._services[user_id] = svc
-        return svc
-
-    def ingest(self, user_id: str, conversation_id: str, message: str, *, turn: int | None = None,
-               topic: str | None = None) -> IngestResult:
-        """Run the extractor on ``message`` (with the current topic and the facts already known); return the
-        memories it wrote, the fatigue and the prompt block."""
-        res = self._service(user_id).update_after_user_message(conversation_id, message, topic)
-        return IngestResult(memory_ids=[m.id for m in res.memories], fatigue=float(res.memory.fatigue),
-                            prompt_block=self._format(res.memory, self.lang), extractor=self.name)
-
-    def state(self, user_id: str, conversation_id: str) -> IngestResult:
-        """Fatigue and prompt block of the conversation (empty for a new conversation)."""
-        from memlab.errors import NotFoundError
-
-        try:
-            mem = self._service(user_id).get(conversation_id)
-        except NotFoundError:
-            return IngestResult(extractor=self.name)
-        return IngestResult(fatigue=float(mem.fatigue), prompt_block=self._format(mem, self.lang),
-                            extractor=self.name)
 
 
 class AssistantResponse(BaseModel):

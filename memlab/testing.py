@@ -25,7 +25,9 @@ __all__ = [
     "check_embedder",
     "check_extractor",
     "check_judge",
+    "check_memory_store",
     "check_vector_index",
+    "free_port",
 ]
 
 
@@ -365,3 +367,33 @@ def check_extractor(extractor: object) -> None:
     assert not extractor.extract("").facts, f"{what} must return no facts for an empty message"
     _json_params(extractor, what)
     _raises_memlab_error(lambda: extractor.extract(None), f"{what}.extract(None)")  # type: ignore[arg-type]
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port on ``host`` that was free a moment ago (the OS picks it: bind to port 0, read it, release it).
+
+    For tests that start a server on a port of their own. Another process may take the port between this call
+    and the server's bind, so use it at once.
+
+    Example:
+        >>> 0 < free_port() < 65536
+        True
+    """
+    import socket
+
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def check_memory_store(make_store: Callable[[], object]) -> None:
+    """Check a :class:`~memlab.store.MemoryStore` backend (see :func:`memlab.store.contract.check_memory_store`):
+    ``make_store()`` builds an empty store with a :class:`FakeEmbedder`.
+
+    Example:
+        >>> from memlab.store import MemoryStore
+        >>> check_memory_store(lambda: MemoryStore(":memory:", embedder=FakeEmbedder(dim=32)))
+    """
+    from memlab.store.contract import check_memory_store as check
+
+    check(make_store)  # type: ignore[arg-type]

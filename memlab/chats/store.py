@@ -49,45 +49,25 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memlab._validation import check_positive_int, check_text, check_user_id
-from memlab.chats.passages import PASSAGE_TURNS, PassageHit, drop_overlapping, passage_text, passage_windows
+from memlab.chats import retrieval
+from memlab.chats.passages import PASSAGE_TURNS, PassageHit, passage_text, passage_windows
+from memlab.chats.retrieval import TURNS_AFTER
 from memlab.chats.summarize import ExtractiveSummarizer, Passage, Summarizer, Summary, SummarySentence
-from memlab.chats.switch import (
-    LEXICAL_WEIGHT,
-    ChatSwitch,
-    background_reference,
-    decide_switch,
-    recency_factor,
-    strip_switch_phrase,
-    switch_score,
-)
+from memlab.chats.switch import LEXICAL_WEIGHT, ChatSwitch
 from memlab.clock import utcnow
 from memlab.errors import InvalidInputError, NotFoundError
 from memlab.protocols import Embedder
 from memlab.store.db import Database
-from memlab.store.lexical import (
-    FTS_TOKENIZER,
-    LexicalIndex,
-    fts_query,
-    lexical_text,
-    owner_token,
-    query_terms,
-    reciprocal_rank_fusion,
-    terms_query,
-)
+from memlab.store.lexical import FTS_TOKENIZER, lexical_text, owner_token
 from memlab.text import split_sentences
 
 __all__ = ["SUMMARY_WINDOW_SIZE", "TURNS_AFTER", "Chat", "ChatStore", "validate_turns"]
-
-#: Turns after a message that come with it in :meth:`ChatStore.passages_around` (with the two before it).
-TURNS_AFTER = 2
 
 #: Max turns in ``assistant_history`` (the window sent to the model after the summary turn).
 SUMMARY_WINDOW_SIZE = 30
 #: Longest text of one turn (all parts together), in characters.
 MAX_TURN_CHARS = 100_000
 _TITLE_CHARS = 60
-#: Archived passages consulted by the chat switch (the best hybrid hits over all the user's chats).
-_SWITCH_PASSAGES = 20
 
 SCHEMA: list[str] = [
     """
@@ -628,6 +608,7 @@ class ChatStore:
         )
         return [self._to_chat(r) for r in rows]
 
+    # ------------------------------------------------------------------ retrieval (memlab.chats.retrieval)
     def search(self, user_id: str, query: str, k: int = 5) -> ChatSwitch:
         """Natural-language chat switch: which of the user's chats does ``query`` mean?
 
@@ -641,68 +622,7 @@ class ChatStore:
         Raises:
             InvalidInputError: bad user id, empty query, or ``k`` < 1.
         """
-        user_id = check_user_id(user_id, owner="ChatStore.search")
-        query = check_text(query, name="query", owner="ChatStore.search", max_chars=self.max_turn_chars)
-        k = check_positive_int(k, name="k", owner="ChatStore.search")
-        topic = strip_switch_phrase(query)
-        rows = self.db.query(
-            "SELECT id, title, summary_text, summary_embedding, summary_embedder, last_activity_at FROM chats "
-            "WHERE user_id = ? AND summary_text IS NOT NULL ORDER BY id",
-            (user_id,),
-        )
-        if not rows:
-            return ChatSwitch("none", None, (), topic)
-        vecs = np.stack([self._summary_vector(r) for r in rows])
-        q = np.asarray(self.embedder.embed([topic], mode="query"), dtype=np.float32)[0]
-        sims = np.einsum("id,d->i", vecs, q)  # not BLAS: small products, see ExtractiveSummarizer
-        # a chat is also as close as its closest archived passage: a 300-character theme summary cannot name
-        # every event of a long chat, its archive can
-        best: dict[str, float] = {}
-        for hit in self._history_hits(user_id, topic, q, _SWITCH_PASSAGES, chat_id=None, mode="hybrid"):
-            best[hit.chat_id] = max(best.get(hit.chat_id, -1.0), hit.score)
-        sims = np.asarray([max(float(v), best.get(r["id"], -1.0)) for r, v in zip(rows, sims, strict=True)])
-        lex = self._lexical_matches(user_id, topic, rows) if self.lexical_weight > 0 else {}
-        tau = self._tau()
-        ref = background_reference(sims, tau)
-        now = self._now()
-        scored = []
-        for r, sim in zip(rows, sims, strict=True):
-            if float(sim) < tau:
-                continue
-            rec = recency_factor(
-                datetime.fromisoformat(r["last_activity_at"]), now, self.recency_half_life_days
-            )
-            scored.append((switch_score(float(sim), ref, rec, self.recency_weight, lex.get(r["id"], 0.0),
-                                        self.lexical_weight), r["id"]))
-        scored.sort(key=lambda x: (-x[0], x[1]))
-        decision = decide_switch([s for s, _ in scored], self.switch_margin)
-        top = scored[:k]
-        candidates = tuple((self.get(cid), float(s)) for s, cid in top)
-        return ChatSwitch(decision, top[0][1] if decision == "switch" else None, candidates, topic)
-
-    def _lexical_matches(self, user_id: str, topic: str, rows: list[Any]) -> dict[str, float]:
-        """Each chat's share of the topic's distinctive terms (found in some of the user's chats but not in all) that
-        its title, summary or archived passages contain, matched by SQLite FTS5 (memlab's tokenizer: stemming,
-        accents folded, CJK as character pairs); ``{}`` when no term is distinctive (see :mod:`memlab.chats.switch`)."""
-        terms = query_terms(topic)
-        if not terms or len(rows) < 2:
-            return {}
-        ids = [str(r["id"]) for r in rows]
-        heads = LexicalIndex()
-        heads.add((i, f"{r['title'] or ''}\n{r['summary_text'] or ''}") for i, r in enumerate(rows))
-        owner = f'owner : "{owner_token(user_id)}"'
-        found: dict[str, set[str]] = {}
-        for t in terms:
-            in_passages = self.db.query(
-                "SELECT DISTINCT p.chat_id FROM chat_passages_fts f JOIN chat_passages p ON p.id = f.rowid "
-                "WHERE chat_passages_fts MATCH ? AND p.user_id = ?",
-                (f"{owner} AND ({terms_query([t])})", user_id),
-            )
-            found[t] = {ids[i] for i in heads.search_terms([t], len(ids))} | {str(r["chat_id"]) for r in in_passages}
-        distinctive = [hit for hit in found.values() if 0 < len(hit & set(ids)) < len(ids)]
-        if not distinctive:
-            return {}
-        return {cid: sum(cid in hit for hit in distinctive) / len(distinctive) for cid in ids}
+        return retrieval.search_chats(self, user_id, query, k)
 
     def search_history(
         self,
@@ -727,15 +647,7 @@ class ChatStore:
             InvalidInputError: bad user id, empty query, ``k`` < 1, unknown mode.
             NotFoundError: ``chat_id`` is not one of the user's chats.
         """
-        owner = "ChatStore.search_history"
-        user_id = check_user_id(user_id, owner=owner)
-        query = check_text(query, name="query", owner=owner, max_chars=self.max_turn_chars)
-        k = check_positive_int(k, name="k", owner=owner)
-        if mode not in ("hybrid", "dense"):
-            raise InvalidInputError(f"The 'mode' parameter of {owner} must be 'hybrid' or 'dense'. Got {mode!r}.")
-        if chat_id is not None:
-            self._row(chat_id, user_id, owner)
-        return self._history_hits(user_id, query, None, k, chat_id=chat_id, mode=mode)
+        return retrieval.search_history(self, user_id, query, k, chat_id=chat_id, mode=mode)
 
     def passages_at(self, user_id: str, chat_id: str, positions: Sequence[int]) -> list[PassageHit]:
         """The archived passages of ``chat_id`` that end at ``positions`` (each folded turn's passage: the turn and up
@@ -749,29 +661,7 @@ class ChatStore:
             InvalidInputError: bad user id or a position that is not an int >= 0.
             NotFoundError: ``chat_id`` is not one of the user's chats.
         """
-        owner = "ChatStore.passages_at"
-        user_id = check_user_id(user_id, owner=owner)
-        self._row(chat_id, user_id, owner)
-        wanted: list[int] = []
-        for p in positions:
-            if isinstance(p, bool) or not isinstance(p, int) or p < 0:
-                raise InvalidInputError(f"The 'positions' of {owner} must be ints >= 0. Got {p!r}.")
-            if p not in wanted:
-                wanted.append(p)
-        if not wanted:
-            return []
-        marks = ",".join("?" * len(wanted))
-        rows = self.db.query(
-            f"SELECT chat_id, start_pos, end_pos, text, at FROM chat_passages WHERE chat_id = ? AND user_id = ? "
-            f"AND end_pos IN ({marks})",
-            (chat_id, user_id, *wanted),
-        )
-        by_end = {int(r["end_pos"]): r for r in rows}
-        return [
-            PassageHit(r["chat_id"], int(r["start_pos"]), int(r["end_pos"]), r["text"],
-                       datetime.fromisoformat(r["at"]), 0.0)
-            for r in (by_end.get(p) for p in wanted) if r is not None
-        ]
+        return retrieval.passages_at(self, user_id, chat_id, positions)
 
     def passages_around(self, user_id: str, chat_id: str, positions: Sequence[int]) -> list[PassageHit]:
         """The archived turns around each of ``positions``: the passage ending there and the one ending
@@ -783,74 +673,7 @@ class ChatStore:
             InvalidInputError: bad user id or a position that is not an int >= 0.
             NotFoundError: ``chat_id`` is not one of the user's chats.
         """
-        hits = self.passages_at(user_id, chat_id, [q for p in positions for q in (p, p + TURNS_AFTER)])
-        return [h for h in hits if any(h.start <= p <= h.end for p in positions)]
-
-    def _history_hits(
-        self, user_id: str, query: str, q: NDArray[np.float32] | None, k: int, *, chat_id: str | None, mode: str
-    ) -> list[PassageHit]:
-        """:meth:`search_history` after validation; ``q`` is the query's embedding when the caller has it (else it
-        is embedded here, only when there are passages to compare)."""
-        stale = self.db.query(
-            "SELECT id, compacted_until FROM chats WHERE user_id = ? AND archived_until < compacted_until",
-            (user_id,),
-        )
-        if stale:
-            with self.db.transaction():
-                for r in stale:
-                    self._archive(r["id"], int(r["compacted_until"]))
-        where, params = "user_id = ?", [user_id]
-        if chat_id is not None:
-            where, params = where + " AND chat_id = ?", [*params, chat_id]
-        sql = f"SELECT id, chat_id, start_pos, end_pos, text, at, embedding, embedder FROM chat_passages WHERE {where} ORDER BY id"
-        rows = self.db.query(sql, params)
-        name = self._embedder_name()
-        other = [r for r in rows if r["embedder"] != name]
-        if other:  # written by another embedder: re-embedded once, like the chat summaries
-            vecs = np.asarray(self.embedder.embed([r["text"] for r in other], mode="passage"), dtype=np.float32)
-            with self.db.transaction():
-                self.db.executemany(
-                    "UPDATE chat_passages SET embedding = ?, embedder = ? WHERE id = ?",
-                    [(v.tobytes(), name, r["id"]) for r, v in zip(other, vecs, strict=True)],
-                )
-            rows = self.db.query(sql, params)
-        if not rows:
-            return []
-        vecs = np.frombuffer(b"".join(r["embedding"] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        if q is None:
-            q = np.asarray(self.embedder.embed([query], mode="query"), dtype=np.float32)[0]
-        sims = np.einsum("id,d->i", vecs, q)  # not BLAS: see ExtractiveSummarizer
-        depth = max(4 * k, 40)
-        dense = [int(i) for i in np.argsort(-sims, kind="stable")[:depth]]
-        order = dense
-        if mode == "hybrid":
-            expr = fts_query(query)
-            lexical: list[int] = []
-            if expr is not None:
-                pos = {int(r["id"]): i for i, r in enumerate(rows)}
-                extra = " AND p.chat_id = ?" if chat_id is not None else ""
-                found = self.db.query(
-                    "SELECT f.rowid AS id FROM chat_passages_fts f JOIN chat_passages p ON p.id = f.rowid "
-                    f"WHERE chat_passages_fts MATCH ? AND p.user_id = ?{extra} ORDER BY bm25(chat_passages_fts) LIMIT ?",
-                    (f'owner : "{owner_token(user_id)}" AND ({expr})', *params, depth),
-                )
-                lexical = [pos[int(f["id"])] for f in found if int(f["id"]) in pos]
-            order = [i for i, _ in reciprocal_rank_fusion([dense, lexical])]
-        spans = [
-            frozenset((r["chat_id"], p) for p in range(int(r["start_pos"]), int(r["end_pos"]) + 1)) for r in rows
-        ]
-        order = drop_overlapping(order, spans)
-        return [
-            PassageHit(
-                rows[i]["chat_id"],
-                int(rows[i]["start_pos"]),
-                int(rows[i]["end_pos"]),
-                rows[i]["text"],
-                datetime.fromisoformat(rows[i]["at"]),
-                float(sims[i]),
-            )
-            for i in order[:k]
-        ]
+        return retrieval.passages_around(self, user_id, chat_id, positions)
 
     def _embedder_name(self) -> str:
         return str(getattr(self.embedder, "name", type(self.embedder).__name__))
@@ -957,6 +780,17 @@ class ChatStore:
         )
         self._archive(chat_id, new_c)
         return True
+
+    def _archive_stale(self, user_id: str) -> None:
+        """Archive the folded turns of the user's chats compacted before the archive existed (once)."""
+        stale = self.db.query(
+            "SELECT id, compacted_until FROM chats WHERE user_id = ? AND archived_until < compacted_until",
+            (user_id,),
+        )
+        if stale:
+            with self.db.transaction():
+                for r in stale:
+                    self._archive(r["id"], int(r["compacted_until"]))
 
     def _archive(self, chat_id: str, upto: int) -> int:
         """Archive positions ``[archived_until, upto)`` as passages (embedded + full-text indexed); returns how many."""

@@ -152,48 +152,11 @@ def build_memories(
     Returns:
         ``(memories by name, chat id, replay statistics)``.
     """
-    raw: list[MemoryUnit] = []
-    positions: list[str] = []  # full_history position -> dia_id
-    chat = chats.create(user_id)
-    n_appends = 0
-    clock = chats.clock if isinstance(chats.clock, ReplayClock) else None
-    for session in conv.sessions:
-        turns = []
-        for t in session.turns:
-            text = _turn_text(t)
-            if not text:
-                continue
-            raw.append(MemoryUnit(text, frozenset({t.dia_id}), "turn"))
-            positions.append(t.dia_id)
-            turns.append(
-                {"role": "user" if t.speaker == conv.speaker_a else "model", "parts": [{"text": text}]}
-            )
-        if turns:
-            if clock is not None:
-                clock.now = session_date(session)
-            chat = chats.append(chat.id, turns)
-            n_appends += 1
+    raw, positions, chat, n_appends = _replay(conv, chats, user_id)
     facts = _facts(conv, extractor)
-    summary_only: list[MemoryUnit] = []
     summary = chats.compaction_summary(chat.id)
-    if summary is not None:
-        for s in summary.sentences:
-            summary_only.append(
-                MemoryUnit(
-                    s.text, frozenset(positions[p] for p in s.sources if p < len(positions)), "summary"
-                )
-            )
-    for pos in range(chat.compacted_until, len(chat.full_history)):
-        summary_only.append(
-            MemoryUnit(chat.full_history[pos]["parts"][0]["text"], frozenset({positions[pos]}), "turn")
-        )
-    passages = [
-        MemoryUnit(r["text"], frozenset(positions[p] for p in range(r["start_pos"], r["end_pos"] + 1)), "passage")
-        for r in chats.db.query(
-            "SELECT start_pos, end_pos, text FROM chat_passages WHERE chat_id = ? ORDER BY start_pos, end_pos",
-            (chat.id,),
-        )
-    ]
+    summary_only = _summary_and_window(summary, chat, positions)
+    passages = _archived_passages(chats, chat.id, positions)
     compacted_no_facts = summary_only + passages
     # small-to-big, as the Assistant does (source_k): a fact retrieved after compaction brings the archived turns
     # around the turn it was said in, so it covers them (a fact of a turn still in the window: its turn)
@@ -229,6 +192,68 @@ def build_memories(
     return memories, chat.id, stats
 
 
+def _replay(conv: Any, chats: Any, user_id: str) -> tuple[list[MemoryUnit], list[str], Any, int]:
+    """Append every session of ``conv`` to a new chat of ``user_id`` (one append per non-empty session).
+
+    The first speaker's turns go in as ``user``, the other's as ``model``; a :class:`ReplayClock` on ``chats`` is
+    set to each session's date first.
+
+    Returns:
+        ``(raw turn units, dia_id of each full_history position, the chat after the last append, appends)``.
+    """
+    raw: list[MemoryUnit] = []
+    positions: list[str] = []  # full_history position -> dia_id
+    chat = chats.create(user_id)
+    n_appends = 0
+    clock = chats.clock if isinstance(chats.clock, ReplayClock) else None
+    for session in conv.sessions:
+        turns = []
+        for t in session.turns:
+            text = _turn_text(t)
+            if not text:
+                continue
+            raw.append(MemoryUnit(text, frozenset({t.dia_id}), "turn"))
+            positions.append(t.dia_id)
+            turns.append(
+                {"role": "user" if t.speaker == conv.speaker_a else "model", "parts": [{"text": text}]}
+            )
+        if turns:
+            if clock is not None:
+                clock.now = session_date(session)
+            chat = chats.append(chat.id, turns)
+            n_appends += 1
+    return raw, positions, chat, n_appends
+
+
+def _summary_and_window(summary: Any, chat: Any, positions: Sequence[str]) -> list[MemoryUnit]:
+    """The ``summary_only`` memory: each sentence of the compaction ``summary`` (``None``: none) with the turns it
+    came from, then each turn still in the chat's window (after ``chat.compacted_until``)."""
+    units: list[MemoryUnit] = []
+    if summary is not None:
+        for s in summary.sentences:
+            units.append(
+                MemoryUnit(
+                    s.text, frozenset(positions[p] for p in s.sources if p < len(positions)), "summary"
+                )
+            )
+    for pos in range(chat.compacted_until, len(chat.full_history)):
+        units.append(
+            MemoryUnit(chat.full_history[pos]["parts"][0]["text"], frozenset({positions[pos]}), "turn")
+        )
+    return units
+
+
+def _archived_passages(chats: Any, chat_id: str, positions: Sequence[str]) -> list[MemoryUnit]:
+    """The passages compaction archived for ``chat_id``, in position order, each covering its turns."""
+    return [
+        MemoryUnit(r["text"], frozenset(positions[p] for p in range(r["start_pos"], r["end_pos"] + 1)), "passage")
+        for r in chats.db.query(
+            "SELECT start_pos, end_pos, text FROM chat_passages WHERE chat_id = ? ORDER BY start_pos, end_pos",
+            (chat_id,),
+        )
+    ]
+
+
 def _brings_passage(fact: MemoryUnit, around: Sequence[Any], positions: Sequence[str]) -> MemoryUnit:
     """``fact`` covering what :class:`memlab.assistant.Assistant` shows with it: the archived turns ``around`` its
     turn (:meth:`memlab.chats.ChatStore.passages_around`); a turn not archived yet: the turn itself."""
@@ -247,21 +272,21 @@ def _retrieve(
     turns with a better one goes behind the rest (:func:`memlab.chats.passages.drop_overlapping`).
     """
     from memlab.chats.passages import drop_overlapping
-    from memlab.store.lexical import LexicalIndex, reciprocal_rank_fusion
+    from memlab.store.lexical import LexicalIndex, hybrid_rank, search_depth
 
     if not units:
         return [[] for _ in range(len(q))]
     spans = [u.dia_ids for u in units]
     # einsum rather than BLAS: multithreaded BLAS is pathological on a loaded 2-core machine
     scores = np.einsum("qd,nd->qn", q, vecs)
-    depth = max(4 * k, 40)
+    depth = search_depth(k)
     dense = [[int(i) for i in np.argsort(-row, kind="stable")[:depth]] for row in scores]
     if mode == "dense":
         return [drop_overlapping(d, spans)[:k] for d in dense]
     lex = LexicalIndex()
     lex.add(enumerate(u.text for u in units))
     return [
-        drop_overlapping([i for i, _ in reciprocal_rank_fusion([d, lex.search(text, depth)])], spans)[:k]
+        drop_overlapping(hybrid_rank(d, lex.search(text, depth)), spans)[:k]
         for d, text in zip(dense, queries, strict=True)
     ]
 

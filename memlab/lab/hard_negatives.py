@@ -537,9 +537,19 @@ def sample_units(
     return [units[i] for i in sorted(keep)]
 
 
-def _card(report: Mapping[str, Any]) -> str:
-    cfg = report["config"]
-    stats = report["stats"]
+#: The card's schema section (fixed text).
+_CARD_SCHEMA = [
+    "",
+    "## Schema (JSON lines, gzip)",
+    "",
+    "`id` (`hard-negatives-<split>-<n>`), `premise` (the earlier statement), `hypothesis` (the later one), "
+    "`label` (`not_contradiction`), `source` (origin split), `speaker_id`, `cosine` (e5), `group` (dialogue or "
+    "row id: the dev-split unit), `origin` (origin dialogue / row id).",
+]
+
+
+def _card_intro(cfg: Mapping[str, Any]) -> list[str]:
+    """The card's license banner, title, summary bullets and origins (with their licenses)."""
     lines = [
         "> **License class: research — derived from decode_pairs (no license stated; research) with MIT and "
         "CC BY-SA 4.0 sets: the training-data rule allows training on it (no test split; judge cards list it and "
@@ -556,9 +566,16 @@ def _card(report: Mapping[str, Any]) -> str:
         "- **Origins and licenses (as stated):**",
     ]
     lines += [f"  - `{k}`: {v}" for k, v in SOURCES.items()]
-    lines += [
+    lines.append(
         "  The rows from `prosecco/train` are CC BY-SA 4.0 (share-alike): this derived file is distributed under the "
-        "same terms for those rows. No test split, no LoCoMo text and no non-commercial set is read for rows.",
+        "same terms for those rows. No test split, no LoCoMo text and no non-commercial set is read for rows."
+    )
+    return lines
+
+
+def _card_mining_rule(cfg: Mapping[str, Any]) -> list[str]:
+    """The card's mining rule section (the numbered steps with the run's settings) and its caveat."""
+    return [
         "",
         "## Mining rule",
         "",
@@ -585,12 +602,13 @@ def _card(report: Mapping[str, Any]) -> str:
         "exact evaluation pairs are excluded, but turn texts are shared (non-contradiction and contradiction "
         "dialogues of DECODE dev share context turns), so a judge trained on this set tunes the detector on "
         "dialogues whose text it has seen. Blind DECODE (human-bot, rct) is untouched.",
-        "",
-        "## Schema (JSON lines, gzip)",
-        "",
-        "`id` (`hard-negatives-<split>-<n>`), `premise` (the earlier statement), `hypothesis` (the later one), "
-        "`label` (`not_contradiction`), `source` (origin split), `speaker_id`, `cosine` (e5), `group` (dialogue or "
-        "row id: the dev-split unit), `origin` (origin dialogue / row id).",
+    ]
+
+
+def _card_counts(report: Mapping[str, Any]) -> list[str]:
+    """The card's file table, per-source counts table and mining time."""
+    stats = report["stats"]
+    lines = [
         "",
         "## Files here and counts",
         "",
@@ -623,9 +641,27 @@ def _card(report: Mapping[str, Any]) -> str:
         f"Mining time: {report['seconds']:.0f} s on this machine ({report['statements']} statements embedded).",
         "",
     ]
-    lines += ["## Examples", ""]
+    return lines
+
+
+def _card_examples(report: Mapping[str, Any]) -> list[str]:
+    """The card's examples section: each example row as indented JSON in a code block."""
+    lines = ["## Examples", ""]
     for ex in report["examples"]:
         lines += ["```", json.dumps(ex, ensure_ascii=False, indent=1), "```"]
+    return lines
+
+
+def _card(report: Mapping[str, Any]) -> str:
+    """The dataset card (``SOURCE.md``) of a mining run, as markdown, from its report."""
+    cfg = report["config"]
+    lines = (
+        _card_intro(cfg)
+        + _card_mining_rule(cfg)
+        + _CARD_SCHEMA
+        + _card_counts(report)
+        + _card_examples(report)
+    )
     return "\n".join(lines) + "\n"
 
 

@@ -821,6 +821,36 @@ def _versions() -> dict[str, str]:
     }
 
 
+def _weights(
+    config: TrainJudgeConfig,
+    data: _Data,
+    rng: random.Random,
+    out: Path,
+    progress: bool,
+    calibrate_only: bool,
+    checkpoint_dir: str | Path | None,
+    t_data: float,
+    say: Callable[[str], None],
+) -> tuple[int, str, dict[str, Any], float, float]:
+    """The training phase of :func:`train_judge`: train and export into ``out``, or with ``calibrate_only`` take
+    the earlier run's weights there (its step count and training time carried over).
+
+    Returns:
+        ``(steps, weights sha256, judge.json contents, perf_counter at the phase's end, training seconds)``.
+    """
+    if calibrate_only:
+        weights_sha, meta, previous = _previous_run(config, out)
+        n_steps = int(previous.get("steps", 0))
+        t_train = time.perf_counter()
+        train_s = float(previous.get("wall_time_s", {}).get("train", 0.0))
+    else:
+        n_steps, weights_sha, meta = _train_and_export(config, data.train, rng, out, progress, checkpoint_dir)
+        t_train = time.perf_counter()
+        train_s = round(t_train - t_data, 1)
+        say(f"trained {n_steps} steps in {t_train - t_data:.0f} s")
+    return n_steps, weights_sha, meta, t_train, train_s
+
+
 def train_judge(
     config: TrainJudgeConfig,
     out_dir: str | Path,
@@ -868,16 +898,9 @@ def train_judge(
     t_data = time.perf_counter()
     say(f"data: {data.summary()}")
 
-    if calibrate_only:
-        weights_sha, meta, previous = _previous_run(config, out)
-        n_steps = int(previous.get("steps", 0))
-        t_train = time.perf_counter()
-        train_s = float(previous.get("wall_time_s", {}).get("train", 0.0))
-    else:
-        n_steps, weights_sha, meta = _train_and_export(config, data.train, rng, out, progress, checkpoint_dir)
-        t_train = time.perf_counter()
-        train_s = round(t_train - t_data, 1)
-        say(f"trained {n_steps} steps in {t_train - t_data:.0f} s")
+    n_steps, weights_sha, meta, t_train, train_s = _weights(
+        config, data, rng, out, progress, calibrate_only, checkpoint_dir, t_data, say
+    )
 
     temperature, threshold, dev_metrics = _calibrate(config, out, meta, data.dev)
     t_cal = time.perf_counter()

@@ -35,9 +35,11 @@ __all__ = [
     "LexicalIndex",
     "fts_query",
     "fuse_with_cosines",
+    "hybrid_rank",
     "lexical_text",
     "owner_token",
     "query_terms",
+    "search_depth",
     "reciprocal_rank_fusion",
     "terms_query",
 ]
@@ -146,6 +148,27 @@ def reciprocal_rank_fusion(
     return sorted(scores.items(), key=lambda kv: -kv[1])
 
 
+def search_depth(k: int) -> int:
+    """How deep each ranking of a hybrid search goes for ``k`` results: ``max(4k, 40)`` (every hybrid caller's).
+
+    Example:
+        >>> search_depth(5), search_depth(20)
+        (40, 80)
+    """
+    return max(4 * int(k), 40)
+
+
+def hybrid_rank(dense: Sequence[int], lexical: Sequence[int]) -> list[int]:
+    """Hybrid search's ranking, the one every caller uses (memories, chat passages, the recall eval): a dense
+    ranking and a lexical one (ids or positions, best first) fused by reciprocal rank (``k`` = :data:`RRF_K`).
+
+    Example:
+        >>> hybrid_rank([1, 2, 3], [3, 1])
+        [1, 3, 2]
+    """
+    return [i for i, _ in reciprocal_rank_fusion([dense, lexical])]
+
+
 def fuse_with_cosines(
     dense: Sequence[tuple[int, float]],
     lexical: Sequence[int],
@@ -165,7 +188,7 @@ def fuse_with_cosines(
         ...                   lambda ids: np.stack([vecs[i] for i in ids]), k=2)
         [(2, 0.5), (1, 0.9)]
     """
-    fused = [i for i, _ in reciprocal_rank_fusion([[i for i, _ in dense], lexical])]
+    fused = hybrid_rank([i for i, _ in dense], lexical)
     cos = dict(dense)
     if min_score is None:
         fused = fused[:k]

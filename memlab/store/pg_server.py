@@ -228,6 +228,13 @@ class TempPostgres:
         """A libpq connection string for ``dbname`` (user ``postgres``, trust auth, the unix socket)."""
         return f"host={self.socket_dir} port={self.port} user=postgres dbname={dbname}"
 
+    def url(self, dbname: str = "postgres") -> str:
+        """The same database as a ``postgresql://`` URL (what ``open_store``, ``open_memlab`` and ``--db`` take): the
+        unix socket goes in the ``host`` query parameter."""
+        from urllib.parse import quote
+
+        return f"postgresql://postgres@/{quote(dbname)}?host={quote(str(self.socket_dir))}&port={self.port}"
+
     def execute(self, sql: str, dbname: str = "postgres") -> None:
         """Run one statement in autocommit (e.g. ``CREATE DATABASE``)."""
         import psycopg

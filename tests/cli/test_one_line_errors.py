@@ -13,6 +13,7 @@ import pytest
 
 from memlab.cli.common import check_db, error_line
 from memlab.errors import InvalidInputError
+from memlab.testing import free_port
 
 pytestmark = pytest.mark.subprocess
 
@@ -54,12 +55,6 @@ def test_port_out_of_range(tmp_path: Path, cmd: list[str], port: str) -> None:
     proc = memlab(tmp_path, *cmd, "--port", port)
     assert_one_line_error(proc, "--port must be a TCP port in [1, 65535]", port)
     assert list(tmp_path.iterdir()) == []  # nothing created (not even the default data folder)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_port_in_use_and_unknown_host(tmp_path: Path) -> None:

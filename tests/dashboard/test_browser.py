@@ -13,7 +13,6 @@ import contextlib
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from memlab.testing import free_port
 
 pytestmark = [
     pytest.mark.browser,
@@ -35,12 +36,6 @@ pytestmark = [
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 LOADING = "Preparo memlab"  # the first-load status box's label
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

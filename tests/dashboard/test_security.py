@@ -100,7 +100,7 @@ def non_loopback_ip() -> str | None:
 def test_make_dashboard_listens_on_loopback_only(tmp_path):
     if not Path("/proc/net/tcp").exists():
         pytest.skip("LOUD SKIP: no /proc/net/tcp to read the listening sockets from")
-    from test_browser import free_port
+    from memlab.testing import free_port
 
     port = free_port()
     env = {**os.environ, "STREAMLIT_SERVER_PORT": str(port), "STREAMLIT_SERVER_HEADLESS": "true",

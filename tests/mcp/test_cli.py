@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ import httpx
 import pytest
 
 from memlab.cli.main import main
+from memlab.testing import free_port
 
 
 def test_user_flag_rules(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -27,15 +27,9 @@ def test_user_flag_rules(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
     assert "invalid choice: 'web'" in capsys.readouterr().err
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.subprocess
 def test_datetime_server_process_serves_health_and_stops_on_sigterm(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "memlab.cli.main", "mcp", "serve", "datetime", "--port", str(port),
                              "--log-level", "info"], env=env, cwd=tmp_path, stdout=subprocess.PIPE,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -17,6 +16,7 @@ import pytest
 
 from memlab.app import Memlab
 from memlab.serve import ApiKeys, create_app
+from memlab.testing import free_port
 from tests.serve.conftest import key_client
 
 Client = Callable[[str], httpx.Client]
@@ -255,17 +255,11 @@ def test_api_keys_are_stored_hashed_and_revocable(lab: Memlab) -> None:
         keys.add("")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.model
 def test_memlab_serve_cli_end_to_end(tmp_path: Path) -> None:
     """`memlab users add` + `memlab serve` as a user runs them (real embedder and judge in a subprocess);
     SIGTERM drains the agent and exits cleanly."""
-    db, port = tmp_path / "m.db", _free_port()
+    db, port = tmp_path / "m.db", free_port()
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     add = subprocess.run([sys.executable, "-m", "memlab.cli.main", "users", "add", "alice", "--db", str(db)],
                          capture_output=True, text=True, env=env, timeout=120)

@@ -32,12 +32,12 @@ CHILD = textwrap.dedent(
     users = ("alice", "bob")
     for i in range(20):  # the 20th change triggers the background write
         store.add(users[i % 2], f"Nota {i}: il mio numero preferito è {i * 7}")
-    assert store._flusher.wait_written(timeout=120)
+    assert store.backend._flusher.wait_written(timeout=120)
     for i in range(20, 25):  # never written to the file: flush_every not reached, flush_seconds far away
         store.add(users[i % 2], f"Nota {i}: il mio numero preferito è {i * 7}")
     hits = {u: [(m.id, round(s, 5)) for m, s in store.search(u, "numero preferito 147", k=8, mode="dense")]
             for u in users}
-    print(json.dumps({"hits": hits, "flushes": store._flusher.writes}), flush=True)
+    print(json.dumps({"hits": hits, "flushes": store.backend._flusher.writes}), flush=True)
     time.sleep(600)  # killed here, before close() could write the index
     """
 )
@@ -78,14 +78,14 @@ def test_the_background_write_persists_after_flush_every_changes(tmp_path: Path)
     store = MemoryStore(db, embedder=FakeEmbedder(), flush_every=3, flush_seconds=3600)
     try:
         items = [store.add("u1", t) for t in ("Abito a Roma", "Ho un cane di nome Fido", "Lavoro in banca")]
-        assert store._flusher is not None and store._flusher.wait_written(timeout=60)
+        assert store.backend._flusher is not None and store.backend._flusher.wait_written(timeout=60)
         on_disk = PartitionedFaissIndex.load(Path(str(db) + ".faiss"))  # written while the store is open
         assert sorted(on_disk.ids("u1").tolist()) == [m.id for m in items]
-        assert not store._dirty
+        assert not store.backend._dirty
         assert not list(tmp_path.glob("*.tmp"))
     finally:
         store.db.close()  # "crash": no close(), no final write
-        store._flusher.stop()
+        store.backend._flusher.stop()
     with MemoryStore(db, embedder=FakeEmbedder()) as again:
         assert again.index_opened == {"source": "file", "caught_up": 0, "watermark": items[-1].id}
         assert again.index_rebuilds == 0
@@ -97,7 +97,7 @@ def test_the_background_write_persists_after_flush_seconds(tmp_path: Path) -> No
     store = MemoryStore(db, embedder=FakeEmbedder(), flush_every=1000, flush_seconds=0.05)
     try:
         roma = store.add("u1", "Abito a Roma")
-        assert store._flusher is not None and store._flusher.wait_written(timeout=60)
+        assert store.backend._flusher is not None and store.backend._flusher.wait_written(timeout=60)
         assert PartitionedFaissIndex.load(Path(str(db) + ".faiss")).ids().tolist() == [roma.id]
     finally:
         store.close()
@@ -110,7 +110,7 @@ def test_rows_missing_from_the_file_are_added_and_the_rest_is_loaded(tmp_path: P
         old = store.add_many("alice", texts[:20])
     store = MemoryStore(db, embedder=FakeEmbedder(), flush_seconds=3600)
     new = store.add_many("bob", texts[20:25]) + store.add_many("alice", texts[25:])
-    store._flusher.stop()
+    store.backend._flusher.stop()
     store.db.close()  # killed before the file was written again
     with MemoryStore(db, embedder=FakeEmbedder()) as store:
         assert store.index_opened == {"source": "file", "caught_up": 10, "watermark": old[-1].id}

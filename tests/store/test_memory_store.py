@@ -36,13 +36,13 @@ def store(request, fake_embedder):
 
 def snapshot(s) -> list[tuple]:
     """Every row of every user, to prove a failed call changed nothing."""
-    if isinstance(s, MemoryStore):
+    if s.backend.kind == "sqlite":
         rows = s.db.query("SELECT * FROM memories ORDER BY id")
         return [tuple(r) for r in rows] + [len(s.index)]
     # PostgreSQL: every memory row (vector included, as text), every event and the check queue
     return [
         tuple(s.conn.execute(f"SELECT to_jsonb(t)::text FROM {table} t ORDER BY 1").fetchall())
-        for table in ("memories", "memory_events", "memory_check_queue")
+        for table in ("memories", "memory_events", "memory_outbox")
     ]
 
 
@@ -175,7 +175,7 @@ def test_persistence_across_reopen_and_index_rebuild(tmp_path, fake_embedder):
     # an inconsistent cache (a row added behind its back) is rebuilt too
     with MemoryStore(path, embedder=fake_embedder) as s:
         s.add("u1", "Abito a Roma")
-        s._dirty = False  # simulate a crash before the index file is written
+        s.backend._dirty = False  # simulate a crash before the index file is written
         s.db.close()
     with MemoryStore(path, embedder=fake_embedder) as s:
         assert len(s.index) == 3 and s.search("u1", "Abito a Roma", k=1)[0][0].text == "Abito a Roma"
@@ -218,7 +218,7 @@ def test_faiss_search_equals_exact_numpy_search(rng, backend, request):
     else:  # the exact mode (no HNSW): its order must be the exact one; HNSW recall is in test_postgres_store.py
         from memlab.store.postgres import PostgresStore
 
-        s = PostgresStore(request.getfixturevalue("pg_dsn"), embedder=emb, search="exact")
+        s = PostgresStore(request.getfixturevalue("pg_dsn"), embedder=emb, scan="exact")
     vecs = rng.standard_normal((300, 16)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     items = s.add_many("u1", [f"fact {i}" for i in range(300)], embeddings=vecs)

@@ -43,12 +43,12 @@ def test_bulk_load_stores_every_row_like_add_many_and_rebuilds_the_indexes(store
     assert [e.event for e in store.events(res.ids[5])] == ["created"]
     # exact search: only the user's rows, in numpy's order
     q = unit(rng, 1, 32)[0]
-    hits = store.search_by_vector("bo", q, 10, mode="exact")
+    hits = store.search_by_vector("bo", q, 10, scan="exact")
     order = np.argsort(-(vecs["bo"] @ q), kind="stable")[:10]
     assert [m.id for m, _ in hits] == [res.ids[300 + int(i)] for i in order]
     # the HNSW index is back and used; per-user isolation holds for it too
-    assert "memories_embedding_hnsw" in store.explain_search("chen", q, mode="hnsw")
-    assert {m.user_id for m, _ in store.search_by_vector("chen", q, 10, mode="hnsw")} == {"chen"}
+    assert "memories_embedding_hnsw" in store.explain_search("chen", q, scan="hnsw")
+    assert {m.user_id for m, _ in store.search_by_vector("chen", q, 10, scan="hnsw")} == {"chen"}
     # the full-text index is back: Italian and Chinese words are found by the lexical half
     assert "memories_text_fts" in store.conn.execute(
         "SELECT string_agg(indexname, ',') FROM pg_indexes WHERE tablename = 'memories'").fetchone()[0]
@@ -105,7 +105,7 @@ def test_bulk_load_without_the_hnsw_index_then_build_it(store, rng):
     assert len(store.search_by_vector("u1", q, 10)) == 10  # exact search needs no HNSW
     seconds = store.build_hnsw_index(maintenance_work_mem="64MB", parallel_workers=0)
     assert seconds > 0 and store.has_hnsw_index() and store.build_hnsw_index() == 0.0
-    assert "memories_embedding_hnsw" in store.explain_search("u1", q, mode="hnsw")
+    assert "memories_embedding_hnsw" in store.explain_search("u1", q, scan="hnsw")
     store.drop_hnsw_index()
     store.drop_hnsw_index()  # idempotent
     assert not store.has_hnsw_index()
@@ -113,7 +113,7 @@ def test_bulk_load_without_the_hnsw_index_then_build_it(store, rng):
     assert store.search_by_vector("u1", q, 1)[0][0].id == added.id
     store.rebuild_index()  # builds a missing index instead of failing on REINDEX
     assert store.has_hnsw_index()
-    assert store.search_by_vector("u1", q, 1, mode="hnsw")[0][0].id == added.id
+    assert store.search_by_vector("u1", q, 1, scan="hnsw")[0][0].id == added.id
 
 
 def test_relaxed_iterative_scan_returns_the_users_rows_sorted(pg_dsn, rng):
@@ -121,9 +121,9 @@ def test_relaxed_iterative_scan_returns_the_users_rows_sorted(pg_dsn, rng):
     s.bulk_load([("big", [f"b{i}" for i in range(2000)], unit(rng, 2000, 32)),
                  ("small", [f"s{i}" for i in range(30)], unit(rng, 30, 32))])  # fmt: skip
     q = unit(rng, 1, 32)[0]
-    plan = s.explain_search("small", q, mode="hnsw")
+    plan = s.explain_search("small", q, scan="hnsw")
     assert "memories_embedding_hnsw" in plan
-    hits = s.search_by_vector("small", q, 10, mode="hnsw")
+    hits = s.search_by_vector("small", q, 10, scan="hnsw")
     assert len(hits) == 10 and {m.user_id for m, _ in hits} == {"small"}
     scores = [x for _, x in hits]
     assert scores == sorted(scores, reverse=True)
@@ -146,10 +146,10 @@ def test_exact_search_is_one_autocommit_statement(store, rng):
     store.conn.execute("SET hnsw.ef_search = 77")
     store.conn.cursor_factory = SpyCursor
     try:
-        hits = store.search_by_vector("u1", unit(rng, 1, 32)[0], 5, mode="exact")
+        hits = store.search_by_vector("u1", unit(rng, 1, 32)[0], 5, scan="exact")
         statements_exact = list(statements)
         statements.clear()
-        store.search_by_vector("u1", unit(rng, 1, 32)[0], 5, mode="hnsw")
+        store.search_by_vector("u1", unit(rng, 1, 32)[0], 5, scan="hnsw")
     finally:
         store.conn.cursor_factory = psycopg.Cursor
     assert len(hits) == 5

@@ -41,13 +41,13 @@ def test_hnsw_mode_uses_the_index_and_keeps_recall_under_a_user_filter(pg_dsn, r
     s.add_many("big", [f"b{i}" for i in range(2000)], embeddings=big)
     s.add_many("small", [f"s{i}" for i in range(25)], embeddings=small)
     q0 = unit(rng, 1, 32)[0]
-    assert "memories_embedding_hnsw" in s.explain_search("big", q0, mode="hnsw")
-    assert "memories_embedding_hnsw" not in s.explain_search("big", q0, mode="exact")
+    assert "memories_embedding_hnsw" in s.explain_search("big", q0, scan="hnsw")
+    assert "memories_embedding_hnsw" not in s.explain_search("big", q0, scan="exact")
     hits = total = 0
     for q in unit(rng, 20, 32):
         for user in ("big", "small"):
-            exact = s.search_by_vector(user, q, 10, mode="exact")
-            approx = s.search_by_vector(user, q, 10, mode="hnsw")
+            exact = s.search_by_vector(user, q, 10, scan="exact")
+            approx = s.search_by_vector(user, q, 10, scan="hnsw")
             # the filter keeps only the user's rows, and the iterative scan still fills k (small: 25 of 2025 rows)
             assert len(approx) == 10 and {m.user_id for m, _ in approx} == {user}
             scores = [x for _, x in approx]
@@ -83,7 +83,7 @@ def test_each_search_mode_keeps_its_plan_once_psycopg_prepares_the_statement(pg_
     for mode, expected in (("exact", 0), ("hnsw", len(queries)), ("exact", 0), ("hnsw", len(queries))):
         before = hnsw_scans()
         for q in queries:
-            got = [m.id for m, _ in s.search_by_vector("u1", q, 10, mode=mode)]
+            got = [m.id for m, _ in s.search_by_vector("u1", q, 10, scan=mode)]
             if mode == "exact":
                 assert got == (np.argsort(-(vecs @ q), kind="stable")[:10] + 1).tolist()
         assert hnsw_scans() - before == expected, mode
@@ -107,7 +107,7 @@ def test_search_exclude_min_score_and_inactive(pg, fake_embedder):
     with pytest.raises(InvalidInputError):
         pg.search_by_vector("u1", np.zeros(32, dtype=np.float32))
     with pytest.raises(InvalidInputError):
-        pg.search_by_vector("u1", q, 3, mode="fuzzy")  # type: ignore[arg-type]
+        pg.search_by_vector("u1", q, 3, scan="fuzzy")  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------- the version rule under concurrency

@@ -110,7 +110,7 @@ def test_search_by_vector_with_exclude_matches_the_previous_selector_logic(tmp_p
             vec = store.vectors([item.id])[0]
             for k in (1, 10, 40):
                 for exclude in ((item.id,), (item.id, items[0].id, 10**9), ()):
-                    got = store._dense_hits("u1", vec, k, exclude=exclude)
+                    got = store.backend.dense("u1", vec, k, include_inactive=False, exclude=exclude)
                     want = _reference_dense(store, "u1", vec, k, allowed, exclude)
                     assert [i for i, _ in got] == [i for i, _ in want]
         # everything excluded: no hits, no error
@@ -123,7 +123,7 @@ def _check_caches_against_a_fresh_store(store: MemoryStore, path: Path, users: t
     with MemoryStore(path, embedder=store.embedder) as fresh:
         for u in users:
             for inactive in (False, True):
-                assert store._allowed_ids(u, inactive).tolist() == fresh._allowed_ids(u, inactive).tolist()
+                assert store.backend._allowed_ids(u, inactive).tolist() == fresh.backend._allowed_ids(u, inactive).tolist()
             for terms in (["abit", "live"], ["nat", "born", "生日"], ["tokyo"], ["Roma"]):
                 assert [m.id for m in store.find_containing(u, terms)] == \
                     _reference_containing(fresh, u, terms, None, 20)
@@ -139,31 +139,31 @@ def test_caches_follow_add_deactivate_reactivate_and_version_updates(tmp_path: P
     with MemoryStore(path, embedder=FakeEmbedder(dim=48)) as store:
         _fill(store)
         _check_caches_against_a_fresh_store(store, path)  # caches loaded now
-        before = store._allowed_ids("u1", False)
+        before = store.backend._allowed_ids("u1", False)
         new = store.add("u1", "Adesso abito a Tokyo")
-        assert new.id in store._allowed_ids("u1", False) and new.id not in before
+        assert new.id in store.backend._allowed_ids("u1", False) and new.id not in before
         assert store.find_containing("u1", ["tokyo"])[0].id == new.id
         _check_caches_against_a_fresh_store(store, path)
         # a version update: the slot's active version steps down, the new one is active
         v_old = store.list("u1", key="home_city")[0]
         v_new = store.add("u1", "Abito a Napoli", key="home_city", value="Napoli")
         assert v_new.supersedes == v_old.id
-        assert v_old.id not in store._allowed_ids("u1", False) and v_new.id in store._allowed_ids("u1", False)
-        assert v_old.id in store._allowed_ids("u1", True)
+        assert v_old.id not in store.backend._allowed_ids("u1", False) and v_new.id in store.backend._allowed_ids("u1", False)
+        assert v_old.id in store.backend._allowed_ids("u1", True)
         assert v_old.id not in [m.id for m in store.find_containing("u1", ["abito"], limit=1000)]
         _check_caches_against_a_fresh_store(store, path)
         # a version that loses (lower confidence) is stored inactive
         lost = store.add("u1", "Abito a Bari", key="home_city", value="Bari", confidence=0.1)
-        assert not lost.is_active and lost.id not in store._allowed_ids("u1", False)
+        assert not lost.is_active and lost.id not in store.backend._allowed_ids("u1", False)
         # several versions of one slot in one call: only the last stays active
         batch = store.add_many("u1", [{"text": f"Abito a {c}", "key": "home_city", "value": c}
                                       for c in ("Parma", "Lecce", "Como")])
         assert [m.is_active for m in batch] == [False, False, True]
-        assert set(store._allowed_ids("u1", False).tolist()) & {m.id for m in batch} == {batch[-1].id}
+        assert set(store.backend._allowed_ids("u1", False).tolist()) & {m.id for m in batch} == {batch[-1].id}
         _check_caches_against_a_fresh_store(store, path)
         # deactivate / reactivate
         store.deactivate(new.id, "wrong", user_id="u1")
-        assert new.id not in store._allowed_ids("u1", False)
+        assert new.id not in store.backend._allowed_ids("u1", False)
         assert new.id not in [m.id for m in store.find_containing("u1", ["tokyo"])]
         assert new.id not in [m.id for m, _ in store.search("u1", "Adesso abito a Tokyo", k=50)]
         _check_caches_against_a_fresh_store(store, path)
@@ -176,11 +176,11 @@ def test_caches_of_one_user_never_hold_another_users_memories(tmp_path: Path) ->
     path = tmp_path / "m.db"
     with MemoryStore(path, embedder=FakeEmbedder(dim=48)) as store:
         _fill(store)
-        u1_ids = set(store._allowed_ids("u1", True).tolist())
+        u1_ids = set(store.backend._allowed_ids("u1", True).tolist())
         store.find_containing("u1", ["abit"])
         other = store.add("u2", "Abito a Tokyo, ho 3 gatti")
         store.deactivate(store.list("u2")[0].id, "x", user_id="u2")
-        assert set(store._allowed_ids("u1", True).tolist()) == u1_ids
+        assert set(store.backend._allowed_ids("u1", True).tolist()) == u1_ids
         assert other.id not in [m.id for m in store.find_containing("u1", ["tokyo", "gatti"], limit=1000)]
         assert all(m.user_id == "u1" for m, _ in store.search("u1", "Abito a Tokyo, ho 3 gatti", k=50))
         assert all(m.user_id == "u3" for m in store.find_containing("u3", ["abit"], limit=1000))
@@ -211,7 +211,7 @@ def test_a_rolled_back_outer_transaction_leaves_no_stale_cache(tmp_path: Path) -
             store.deactivate(target.id, "x", user_id="u1")
             raise RuntimeError("undo")
         assert store.get(target.id, user_id="u1").is_active
-        assert target.id in store._allowed_ids("u1", False)
+        assert target.id in store.backend._allowed_ids("u1", False)
         _check_caches_against_a_fresh_store(store, path)
 
 
@@ -232,7 +232,7 @@ def test_active_texts_answer_like_sqlite_like_through_many_changes(tmp_path: Pat
                         assert cache.containing([t.lower() for t in terms], exclude_id=exclude, limit=limit) == want
                         assert [m.id for m in store.find_containing("u", terms, exclude_id=exclude, limit=limit)] == want
             # > 512 changes between rounds: the joined string is rebuilt at least once
-            active = store._allowed_ids("u", False)
+            active = store.backend._allowed_ids("u", False)
             gone = rng.choice(active, size=300, replace=False).tolist()
             for i in gone:
                 store.deactivate(int(i), "t", user_id="u")

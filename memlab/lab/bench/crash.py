@@ -115,7 +115,7 @@ def _integrity_ok(db: Path, embedder: str) -> bool:
     finally:
         con.close()
     with MemoryStore(db, embedder=load_embedder(embedder)) as store:
-        return ok and store._consistent(store.index)
+        return ok and store.backend._consistent(store.index)
 
 
 def run_crash_bench(

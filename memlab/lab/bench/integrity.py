@@ -396,6 +396,72 @@ def _run_postgres(emb: Any, res: IntegrityBenchResult, texts: list[str], new_tex
         pg.close()
 
 
+def _checked_args(n: int, users: int | None, store_index: str, backend: str) -> int | None:
+    """Validate the arguments of :func:`run_integrity_bench` that combine; returns ``users`` (checked).
+
+    Raises:
+        InvalidInputError: ``users`` is not a positive int or exceeds ``n``, or ``store_index`` / ``backend`` is
+            unknown or does not apply.
+    """
+    from memlab._validation import check_positive_int
+    from memlab.errors import InvalidInputError
+
+    if users is not None:
+        users = check_positive_int(users, name="users", owner="run_integrity_bench")
+        if users > n:
+            raise InvalidInputError(f"run_integrity_bench got users={users} for only n={n} memories.")
+    if store_index not in ("partitioned", "global"):
+        raise InvalidInputError(
+            f"The 'store_index' parameter of run_integrity_bench must be 'partitioned' or 'global'. "
+            f"Got {store_index!r} instead.")
+    if backend not in BACKENDS:
+        raise InvalidInputError(
+            f"The 'backend' parameter of run_integrity_bench must be one of {BACKENDS}. Got {backend!r} instead.")
+    if backend == "postgres" and store_index != "partitioned":
+        raise InvalidInputError("run_integrity_bench: store_index applies to the sqlite backend only.")
+    return users
+
+
+def _run_sqlite(emb: Any, res: IntegrityBenchResult, texts: list[str], new_texts: list[str], users: int | None,
+                store_index: str, seed: int, judge_obj: Any, levels: tuple[str, ...],
+                checker_overrides: dict[str, Any] | None, notes: list[str], indexes: list[str] | None,
+                large_indexes: list[str] | None, store_limit: int) -> None:
+    """The sqlite backend: a real store in a temporary directory, the timed checks, then the index comparison on
+    its vectors (and on random unit vectors at the full ``n`` above ``store_limit``, one user only)."""
+    from memlab.integrity import SemanticIntegrityChecker
+
+    n, store_n = res.n, res.store_n
+    tmp = tempfile.TemporaryDirectory()
+    try:
+        if users is None:
+            store = _filled_store(emb, Path(tmp.name) / "bench.db", texts, res)
+            checked = ["bench-user"]
+        else:
+            store, checked = _multi_user_store(emb, Path(tmp.name) / "bench.db", texts, res, users, store_index,
+                                               seed)
+            notes.append(f"{n:,} memories over {users:,} users in one real store ({store_index} index): "
+                         f"{res.figures['users_with_real_memories']} users hold the embedded corpus and get the "
+                         f"checked facts; the other users' memories are filler with RANDOM unit vectors.")
+        checker = SemanticIntegrityChecker(store, judge_obj, levels=levels, **(checker_overrides or {}))
+        checker.warm_up()  # one-off loads (language detector, date parser, both models of the routed judge)
+        judged = _time_checks(emb, store, checker, new_texts, res, checked)
+        if users is not None:
+            res.figures["rss_mb_after_checks"] = _rss_mb()
+            res.figures["peak_rss_mb"] = max(_peak_rss_mb(), res.figures["rss_mb_after_checks"])
+        real = np.asarray(store.vectors([m.id for u in checked for m in store.list(u, limit=store_n)][:store_n]),
+                          dtype=np.float32)
+        store.close()
+        if not judged:
+            notes.append("judge stage not measured (no judge).")
+        q_real = emb.embed(new_texts)
+        facs = indexes or ["Flat", "HNSW32", "IVF1024,Flat"]
+        res.indexes += _compare_indexes(real, q_real, facs, f"real {res.embedder} corpus", seed)
+        if n > store_limit and users is None:
+            _random_indexes(emb, res, large_indexes or facs, seed, notes)
+    finally:
+        tmp.cleanup()
+
+
 def run_integrity_bench(
     n: int = 10_000,
     n_queries: int = 200,
@@ -446,24 +512,9 @@ def run_integrity_bench(
     Returns:
         An :class:`IntegrityBenchResult`.
     """
-    from memlab._validation import check_positive_int
     from memlab.embedding import resolve_embedder
-    from memlab.errors import InvalidInputError
-    from memlab.integrity import SemanticIntegrityChecker
 
-    if users is not None:
-        users = check_positive_int(users, name="users", owner="run_integrity_bench")
-        if users > n:
-            raise InvalidInputError(f"run_integrity_bench got users={users} for only n={n} memories.")
-    if store_index not in ("partitioned", "global"):
-        raise InvalidInputError(
-            f"The 'store_index' parameter of run_integrity_bench must be 'partitioned' or 'global'. "
-            f"Got {store_index!r} instead.")
-    if backend not in BACKENDS:
-        raise InvalidInputError(
-            f"The 'backend' parameter of run_integrity_bench must be one of {BACKENDS}. Got {backend!r} instead.")
-    if backend == "postgres" and store_index != "partitioned":
-        raise InvalidInputError("run_integrity_bench: store_index applies to the sqlite backend only.")
+    users = _checked_args(n, users, store_index, backend)
     say = log or (lambda _msg: None)
     emb = resolve_embedder(embedder)
     store_n = min(n, store_limit)
@@ -478,41 +529,10 @@ def run_integrity_bench(
         res.figures["backend"] = "postgres"
         _run_postgres(emb, res, texts, new_texts, users or 1, seed, judge_obj, levels, checker_overrides, notes,
                       pg_dsn, pg_hnsw, pg_maintenance_work_mem, say)
-        _machine_note(res, notes)
-        res.notes = notes
-        if out:
-            res.write(out)
-        return res
-    res.figures["backend"] = "sqlite"
-    tmp = tempfile.TemporaryDirectory()
-    try:
-        if users is None:
-            store = _filled_store(emb, Path(tmp.name) / "bench.db", texts, res)
-            checked = ["bench-user"]
-        else:
-            store, checked = _multi_user_store(emb, Path(tmp.name) / "bench.db", texts, res, users, store_index,
-                                               seed)
-            notes.append(f"{n:,} memories over {users:,} users in one real store ({store_index} index): "
-                         f"{res.figures['users_with_real_memories']} users hold the embedded corpus and get the "
-                         f"checked facts; the other users' memories are filler with RANDOM unit vectors.")
-        checker = SemanticIntegrityChecker(store, judge_obj, levels=levels, **(checker_overrides or {}))
-        checker.warm_up()  # one-off loads (language detector, date parser, both models of the routed judge)
-        judged = _time_checks(emb, store, checker, new_texts, res, checked)
-        if users is not None:
-            res.figures["rss_mb_after_checks"] = _rss_mb()
-            res.figures["peak_rss_mb"] = max(_peak_rss_mb(), res.figures["rss_mb_after_checks"])
-        real = np.asarray(store.vectors([m.id for u in checked for m in store.list(u, limit=store_n)][:store_n]),
-                          dtype=np.float32)
-        store.close()
-        if not judged:
-            notes.append("judge stage not measured (no judge).")
-        q_real = emb.embed(new_texts)
-        facs = indexes or ["Flat", "HNSW32", "IVF1024,Flat"]
-        res.indexes += _compare_indexes(real, q_real, facs, f"real {res.embedder} corpus", seed)
-        if n > store_limit and users is None:
-            _random_indexes(emb, res, large_indexes or facs, seed, notes)
-    finally:
-        tmp.cleanup()
+    else:
+        res.figures["backend"] = "sqlite"
+        _run_sqlite(emb, res, texts, new_texts, users, store_index, seed, judge_obj, levels, checker_overrides,
+                    notes, indexes, large_indexes, store_limit)
     _machine_note(res, notes)
     res.notes = notes
     if out:

@@ -198,11 +198,11 @@ class PgBench:
         sets = [("real", real_queries, real_users)]
         if self.filler_users:
             sets.append(("random", random_unit(n_q, self.emb.dim, self.seed + 11), self.filler_users))
-        defaults = (store.ef_search, store.iterative_scan)
+        defaults = (store.backend.ef_search, store.backend.iterative_scan)
         for label, queries, users in sets:
             who = [users[i % len(users)] for i in range(n_q)]
             for _ in range(3):  # warm the caches
-                store.search_by_vector(who[0], queries[0], 10, mode="exact")
+                store.search_by_vector(who[0], queries[0], 10, scan="exact")
             exact, ms = _timed_searches(store, who, queries, "exact")
             st = latency_stats(ms)  # the exact search alone, queries back to back (the checks interleave other work)
             res.indexes.append({
@@ -212,8 +212,8 @@ class PgBench:
             })  # fmt: skip
             self.log(f"  {label} exact: p50 {st['p50']:.2f} / p95 {st['p95']:.2f} ms")
             for ef, scan in settings:
-                store.ef_search, store.iterative_scan = ef, scan
-                store.search_by_vector(who[0], queries[0], 10, mode="hnsw")
+                store.backend.ef_search, store.backend.iterative_scan = ef, scan
+                store.search_by_vector(who[0], queries[0], 10, scan="hnsw")
                 got, ms = _timed_searches(store, who, queries, "hnsw")
                 plain, ties = recall_at_k(exact, got)
                 st = latency_stats(ms)
@@ -226,7 +226,7 @@ class PgBench:
                 })  # fmt: skip
                 self.log(f"  {label} ef={ef} {scan}: recall@10 {plain:.3f} (ties {ties:.3f}), "
                          f"p50 {st['p50']:.2f} / p95 {st['p95']:.2f} ms")
-        store.ef_search, store.iterative_scan = defaults
+        store.backend.ef_search, store.backend.iterative_scan = defaults
         # one add with the HNSW index in place (the checks above ran before it was built)
         add_ms = []
         vecs = random_unit(n_q, self.emb.dim, self.seed + 13)
@@ -244,7 +244,7 @@ def _timed_searches(
     hits_per_query, ms = [], []
     for u, q in zip(users, queries, strict=True):
         t = time.perf_counter()
-        hits = store.search_by_vector(u, q, 10, mode=mode)
+        hits = store.search_by_vector(u, q, 10, scan=mode)
         ms.append((time.perf_counter() - t) * 1000)
         hits_per_query.append([(m.id, 1.0 - s) for m, s in hits])
     return hits_per_query, ms

@@ -1,57 +1,25 @@
-"""The :class:`BackgroundAgent`: integrity checks off the ingestion path, through a durable SQLite queue.
+"""The :class:`BackgroundAgent`: the asyncio worker that runs the queued integrity checks, and its periodic checks.
 
-Flow: the assistant stores a memory and calls
-:meth:`BackgroundAgent.process_new_knowledge`, which only inserts a row in the ``agent_queue`` table and
-returns. An asyncio worker claims due jobs and runs the integrity check in a dedicated thread pool (torch and
-faiss calls block); every contradiction found becomes a notification (HIGH by default, de-duplicated by memory
-pair). A check that raises is retried with exponential backoff and, after ``max_attempts``, parked with its
-error; it never blocks the others. Jobs still pending or in flight when a process stops or crashes (even
-``kill -9``) are picked up at the next start: a claimed job carries its owner (host:pid) and a lease, and a
-job whose owner is gone or whose lease has expired is claimable again. Re-running a check is safe because
-notifications are de-duplicated by pair.
-
-Periodic checks: a small registry (:meth:`BackgroundAgent.register_periodic`) runs functions on an
-interval. Two hooks are registered by default, :meth:`BackgroundAgent.check_external_events` and
-:meth:`BackgroundAgent.check_todo_list`; they poll the :class:`EventSource` / :class:`TodoSource` objects
-added with :meth:`BackgroundAgent.add_event_source` / :meth:`BackgroundAgent.add_todo_source` (a calendar,
-a task list ...). memlab ships no source, so by default they produce nothing (no fake data).
-
-Example:
-    >>> import asyncio
-    >>> from memlab.store import MemoryStore
-    >>> from memlab.testing import FakeEmbedder
-    >>> from memlab.records import IntegrityResult
-    >>> class NoConflicts:
-    ...     def check(self, item): return IntegrityResult(item_id=item.id, has_contradiction=False)
-    >>> store = MemoryStore(":memory:", embedder=FakeEmbedder())
-    >>> agent = BackgroundAgent(store, NoConflicts())
-    >>> async def demo():
-    ...     async with agent:
-    ...         job = agent.process_new_knowledge("u1", store.add("u1", "Abito a Roma").id)
-    ...         await agent.wait_idle(timeout=10)
-    ...         return agent.job(job).status.value
-    >>> asyncio.run(demo())
-    'done'
+The jobs themselves live in the durable :class:`~memlab.agent.queue.JobQueue`; this module claims due jobs from it,
+runs each check in a dedicated thread pool (torch and faiss calls block), turns contradictions into notifications
+and reports the outcome back to the queue. It also runs a small registry of periodic checks (event and to-do
+sources).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import os
-import socket
 import time
-import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from enum import StrEnum
+from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from memlab._validation import check_user_id
-from memlab.clock import message_time, utcnow
+from memlab.agent.queue import Job, JobQueue, JobStatus
+from memlab.clock import message_time
 from memlab.errors import BackendError, InvalidInputError, NotFoundError
 from memlab.notify.records import Notification, NotificationType
 from memlab.notify.service import NotificationService
@@ -63,80 +31,12 @@ __all__ = [
     "BackgroundAgent",
     "EventSource",
     "IntegrityCheck",
-    "Job",
-    "JobStatus",
     "NotificationDraft",
     "PeriodicCheck",
     "TodoSource",
 ]
 
 log = logging.getLogger(__name__)
-
-SCHEMA: list[str] = [
-    """
-    CREATE TABLE agent_queue (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        user_id TEXT NOT NULL,
-        memory_id INTEGER NOT NULL,
-        kind TEXT NOT NULL DEFAULT 'integrity',
-        status TEXT NOT NULL DEFAULT 'pending',
-        attempts INTEGER NOT NULL DEFAULT 0,
-        next_at TEXT NOT NULL,
-        owner TEXT,
-        lease_until TEXT,
-        last_error TEXT,
-        created_at TEXT NOT NULL,
-        started_at TEXT,
-        finished_at TEXT,
-        result TEXT
-    );
-    CREATE INDEX idx_agent_queue_due ON agent_queue(status, next_at);
-    CREATE INDEX idx_agent_queue_user ON agent_queue(user_id)
-    """,
-]
-
-
-class JobStatus(StrEnum):
-    """State of a queued check."""
-
-    PENDING = "pending"
-    RUNNING = "running"
-    DONE = "done"
-    PARKED = "parked"
-    """Failed ``max_attempts`` times; kept with its error, retried only on request (:meth:`BackgroundAgent.retry`)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Job:
-    """One queued integrity check.
-
-    Attributes:
-        id: job id.
-        user_id: owner of the memory.
-        memory_id: the memory to check.
-        kind: ``integrity``.
-        status: pending, running, done or parked.
-        attempts: how many times it was started.
-        next_at: when it is due (later than now while backing off).
-        owner: ``host:pid:token`` of the process running it.
-        last_error: the last exception (type and message).
-        created_at: enqueue time.
-        finished_at: when it ended (done or parked).
-        result: summary of the check (contradictions found, notification ids).
-    """
-
-    id: int
-    user_id: str
-    memory_id: int
-    kind: str
-    status: JobStatus
-    attempts: int
-    next_at: datetime
-    owner: str | None
-    last_error: str | None
-    created_at: datetime
-    finished_at: datetime | None
-    result: Mapping[str, Any] = field(default_factory=dict)
 
 
 @runtime_checkable
@@ -202,24 +102,6 @@ class PeriodicCheck:
     last_error: str | None = None
 
 
-def _utcnow() -> datetime:
-    return datetime.now(UTC)  # scheduling and leases always run on the wall clock, never a replayed message's time
-
-
-def _ts(dt: datetime) -> str:
-    return dt.astimezone(UTC).isoformat()
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    return True
-
-
 class BackgroundAgent:
     """Runs integrity checks from a durable queue and turns contradictions into notifications.
 
@@ -273,14 +155,14 @@ class BackgroundAgent:
         self.concurrency = concurrency
         self.poll_interval_s = float(poll_interval_s)
         self.lease_s = float(lease_s)
-        self.clock = clock or _utcnow
-        self._stamp = clock or utcnow  # a job's created_at: the time of the message that caused it
-        self.db = store.db
-        self.db.migrate("agent", SCHEMA)
-        store.track_checks = True  # from now on every new memory waits in the outbox until its check is queued
-        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake: asyncio.Event | None = None
+        # a job's created_at is the time of the message that caused it, or ``clock`` when one is injected
+        self.queue = JobQueue(store, max_attempts=max_attempts, backoff_s=backoff_s, max_backoff_s=max_backoff_s,
+                              lease_s=lease_s, clock=clock, stamp=clock, on_due=self._poke)
+        self.clock = self.queue.clock
+        self.db = self.queue.db
+        self.owner = self.queue.owner
         self._tasks: list[asyncio.Task[None]] = []
         self._executor: ThreadPoolExecutor | None = None
         self._stopping = False
@@ -315,35 +197,12 @@ class BackgroundAgent:
         """
         user_id = check_user_id(user_id, owner="BackgroundAgent.process_new_knowledge")
         self.store.get(memory_id, user_id=user_id)
-        with self.db.transaction():
-            job_id = self._enqueue(user_id, int(memory_id))
-        self._poke()
-        return job_id
-
-    def _enqueue(self, user_id: str, memory_id: int) -> int:
-        """Queue one check and take its memory out of the store's outbox (inside the caller's transaction)."""
-        now = _ts(self.clock())
-        cur = self.db.execute(
-            "INSERT INTO agent_queue(user_id, memory_id, kind, status, attempts, next_at, created_at) "
-            "VALUES (?, ?, 'integrity', 'pending', 0, ?, ?)",
-            (user_id, memory_id, now, _ts(self._stamp())),
-        )
-        self.store.mark_checked_queued([memory_id])
-        return int(cur.lastrowid or 0)
+        return self.queue.put(user_id, int(memory_id))
 
     def enqueue_unchecked(self) -> int:
         """Queue a check for every memory left in the store's outbox (stored, but its check never queued: the
         process died between the two). Called at start; returns how many were queued."""
-        n = 0
-        while batch := self.store.unchecked():
-            with self.db.transaction():
-                for memory_id, user_id in batch:
-                    self._enqueue(user_id, memory_id)
-            n += len(batch)
-        if n:
-            log.info("agent: queued %d check(s) of memories stored by a process that died before queueing them", n)
-            self._poke()
-        return n
+        return self.queue.enqueue_unchecked()
 
     def _poke(self) -> None:
         loop, wake = self._loop, self._wake
@@ -353,108 +212,32 @@ class BackgroundAgent:
             except RuntimeError:  # loop closed between the check and the call
                 pass
 
-    @staticmethod
-    def _row(r: Any) -> Job:
-        return Job(
-            id=int(r["id"]), user_id=r["user_id"], memory_id=int(r["memory_id"]), kind=r["kind"],
-            status=JobStatus(r["status"]), attempts=int(r["attempts"]), next_at=datetime.fromisoformat(r["next_at"]),
-            owner=r["owner"], last_error=r["last_error"], created_at=datetime.fromisoformat(r["created_at"]),
-            finished_at=datetime.fromisoformat(r["finished_at"]) if r["finished_at"] else None,
-            result=json.loads(r["result"]) if r["result"] else {},
-        )
-
     def job(self, job_id: int) -> Job:
         """One job by id.
 
         Raises:
             NotFoundError: unknown id.
         """
-        r = self.db.query_one("SELECT * FROM agent_queue WHERE id = ?", (int(job_id),))
-        if r is None:
-            raise NotFoundError(f"No agent job with id {job_id}.")
-        return self._row(r)
+        return self.queue.job(job_id)
 
     def jobs(self, status: JobStatus | str | None = None, *, user_id: str | None = None) -> list[Job]:
         """Jobs, oldest first, optionally filtered by status and user."""
-        where, params = [], []
-        if status is not None:
-            where.append("status = ?")
-            params.append(JobStatus(status).value)
-        if user_id is not None:
-            where.append("user_id = ?")
-            params.append(user_id)
-        sql = "SELECT * FROM agent_queue" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY id"
-        return [self._row(r) for r in self.db.query(sql, params)]
+        return self.queue.jobs(status, user_id=user_id)
 
     def stats(self) -> dict[str, int]:
         """Number of jobs per status."""
-        rows = self.db.query("SELECT status, COUNT(*) AS n FROM agent_queue GROUP BY status")
-        out = {s.value: 0 for s in JobStatus}
-        out.update({r["status"]: int(r["n"]) for r in rows})
-        return out
+        return self.queue.stats()
 
     def retry(self, job_id: int) -> Job:
         """Put a parked job back in the queue (attempts reset)."""
-        job = self.job(job_id)
-        if job.status is not JobStatus.PARKED:
-            raise InvalidInputError(f"Job {job_id} is {job.status.value}; only parked jobs can be retried.")
-        self.db.execute(
-            "UPDATE agent_queue SET status = 'pending', attempts = 0, next_at = ?, finished_at = NULL WHERE id = ?",
-            (_ts(self.clock()), job.id),
-        )
-        self._poke()
-        return self.job(job.id)
+        return self.queue.retry(job_id)
 
     def recover(self) -> int:
         """Make claimable again the running jobs whose owner process is gone or whose lease has expired.
 
         Called at start and on every poll. Returns how many jobs were recovered.
         """
-        host = socket.gethostname()
-        now = self.clock()
-        rows = self.db.query("SELECT id, owner, lease_until FROM agent_queue WHERE status = 'running'")
-        stale = []
-        for r in rows:
-            owner = r["owner"] or ""
-            if owner == self.owner:
-                continue
-            parts = owner.split(":")
-            dead = len(parts) >= 2 and parts[0] == host and parts[1].isdigit() and not _pid_alive(int(parts[1]))
-            expired = r["lease_until"] is None or datetime.fromisoformat(r["lease_until"]) < now
-            if dead or expired:
-                stale.append(int(r["id"]))
-        if stale:
-            with self.db.transaction():
-                for jid in stale:
-                    self.db.execute(
-                        "UPDATE agent_queue SET status = 'pending', owner = NULL, lease_until = NULL, next_at = ? "
-                        "WHERE id = ? AND status = 'running'",
-                        (_ts(now), jid),
-                    )
-            log.info("agent: recovered %d job(s) left running by a stopped process", len(stale))
-        return len(stale)
-
-    def _claim(self) -> Job | None:
-        now = self.clock()
-        with self.db.transaction():
-            r = self.db.query_one(
-                "SELECT * FROM agent_queue WHERE status = 'pending' AND next_at <= ? ORDER BY next_at, id LIMIT 1",
-                (_ts(now),),
-            )
-            if r is None:
-                return None
-            self.db.execute(
-                "UPDATE agent_queue SET status = 'running', attempts = attempts + 1, owner = ?, lease_until = ?, "
-                "started_at = ? WHERE id = ?",
-                (self.owner, _ts(now + timedelta(seconds=self.lease_s)), _ts(now), int(r["id"])),
-            )
-        return self.job(int(r["id"]))
-
-    def _next_due_in(self) -> float | None:
-        r = self.db.query_one("SELECT MIN(next_at) AS t FROM agent_queue WHERE status = 'pending'")
-        if r is None or r["t"] is None:
-            return None
-        return max(0.0, (datetime.fromisoformat(r["t"]) - self.clock()).total_seconds())
+        return self.queue.recover()
 
     # ------------------------------------------------------------------ running one job
     def _explicit_update(self, user_id: str, c: Any) -> str | None:
@@ -503,33 +286,6 @@ class BackgroundAgent:
             created.append(self.notifications.create_contradiction(job.user_id, c, source=f"agent:job:{job.id}").id)
         return {"has_contradiction": bool(result.has_contradiction), "n_contradictions": len(result.contradictions),
                 "notification_ids": created, "n_candidates": int(result.n_candidates), "skipped": skipped}
-
-    def _complete(self, job: Job, summary: dict[str, Any]) -> None:
-        self.db.execute(
-            "UPDATE agent_queue SET status = 'done', finished_at = ?, owner = NULL, lease_until = NULL, result = ?, "
-            "last_error = NULL WHERE id = ? AND owner = ?",
-            (_ts(self.clock()), json.dumps(summary), job.id, self.owner),
-        )
-
-    def _fail(self, job: Job, exc: BaseException) -> None:
-        err = f"{type(exc).__name__}: {exc}"
-        permanent = isinstance(exc, NotFoundError)
-        now = self.clock()
-        if permanent or job.attempts >= self.max_attempts:
-            self.db.execute(
-                "UPDATE agent_queue SET status = 'parked', finished_at = ?, owner = NULL, lease_until = NULL, "
-                "last_error = ? WHERE id = ? AND owner = ?",
-                (_ts(now), err, job.id, self.owner),
-            )
-            log.warning("agent: job %d parked after %d attempt(s): %s", job.id, job.attempts, err)
-        else:
-            delay = min(self.max_backoff_s, self.backoff_s * (2 ** (job.attempts - 1)))
-            self.db.execute(
-                "UPDATE agent_queue SET status = 'pending', next_at = ?, owner = NULL, lease_until = NULL, "
-                "last_error = ? WHERE id = ? AND owner = ?",
-                (_ts(now + timedelta(seconds=delay)), err, job.id, self.owner),
-            )
-            log.info("agent: job %d failed (attempt %d), retry in %.2fs: %s", job.id, job.attempts, delay, err)
 
     # ------------------------------------------------------------------ asyncio worker
     @property
@@ -583,13 +339,13 @@ class BackgroundAgent:
         assert self._wake is not None  # set by start()
         while not self._stopping:
             try:
-                job = self._claim()
+                job = self.queue.claim()
             except Exception as exc:  # a locked/busy database must not kill the worker
                 log.warning("agent: cannot claim a job: %s", exc)
                 job = None
             if job is None:
                 self.recover()
-                due = self._next_due_in()
+                due = self.queue.next_due_in()
                 timeout = self.poll_interval_s if due is None else min(self.poll_interval_s, due)
                 self._wake.clear()
                 try:
@@ -600,9 +356,9 @@ class BackgroundAgent:
             try:
                 summary = await loop.run_in_executor(self._executor, self.run_job, job)
             except Exception as exc:  # one failing check never stops the others
-                self._fail(job, exc)
+                self.queue.fail(job, exc)
             else:
-                self._complete(job, summary)
+                self.queue.complete(job, summary)
 
     async def wait_idle(self, job_ids: Sequence[int] | None = None, *, timeout: float | None = None) -> bool:
         """Wait until the queue (or just ``job_ids``) has nothing pending or running.
@@ -618,16 +374,7 @@ class BackgroundAgent:
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            if job_ids is None:
-                r = self.db.query_one("SELECT COUNT(*) AS n FROM agent_queue WHERE status IN ('pending','running')")
-            elif not job_ids:
-                return True
-            else:
-                ids = [int(i) for i in job_ids]
-                r = self.db.query_one(
-                    f"SELECT COUNT(*) AS n FROM agent_queue WHERE status IN ('pending','running') "
-                    f"AND id IN ({','.join('?' * len(ids))})", ids)
-            if not r or int(r["n"]) == 0:
+            if self.queue.unfinished(job_ids) == 0:
                 return True
             if not self._tasks:
                 raise BackendError("BackgroundAgent is not running: start() it (or use 'async with agent') "
