@@ -38,6 +38,7 @@ from memlab._validation import check_positive_float
 from memlab.clock import check_time, message_time
 from memlab.config import Settings
 from memlab.protocols import LLM, Embedder, Judge
+from memlab.store.memory import is_postgres_url
 
 if TYPE_CHECKING:
     from memlab.agent import BackgroundAgent
@@ -52,8 +53,11 @@ __all__ = ["Memlab", "open_memlab", "stored_embedder_name"]
 
 
 def stored_embedder_name(db_path: str | os.PathLike[str]) -> str | None:
-    """The embedder a database was built with (read-only peek), or None for a new/in-memory database."""
+    """The embedder a database (an SQLite file or a ``postgresql://`` URL) was built with (read-only peek), or None
+    for a new/in-memory database."""
     path = str(db_path)
+    if is_postgres_url(path):
+        return _stored_embedder_pg(path)
     if path == ":memory:" or not Path(path).is_file():  # "", a directory: Database says what is wrong
         return None
     try:
@@ -67,6 +71,24 @@ def stored_embedder_name(db_path: str | os.PathLike[str]) -> str | None:
     finally:
         con.close()
     return str(row[0]) if row else None
+
+
+def _stored_embedder_pg(url: str) -> str | None:
+    """The embedder a PostgreSQL database was built with (None: a new database, or unreachable: opening says why)."""
+    from memlab.errors import MemlabError
+    from memlab.store.pg_db import PgDatabase
+
+    try:
+        db = PgDatabase(url)
+    except MemlabError:
+        return None
+    try:
+        if db.query_one("SELECT to_regclass('memlab_meta') IS NOT NULL AS ok")["ok"]:  # type: ignore[index]
+            row = db.query_one("SELECT value FROM memlab_meta WHERE key = 'embedder'")
+            return None if row is None else str(row["value"])
+        return None
+    finally:
+        db.close()
 
 
 @dataclass
@@ -229,7 +251,8 @@ def open_memlab(
     """Open (or create) a memlab database with every service wired.
 
     Args:
-        path: SQLite file (``":memory:"`` for a throw-away one).
+        path: an SQLite file (``":memory:"`` for a throw-away one) or a ``postgresql://`` URL: the whole app (memories,
+            chats, notifications, the agent's queue, API keys) lives there.
         settings: defaults to ``Settings()`` (reads ``MEMLAB_*``; build it once, at the edge).
         embedder: an Embedder or a name; default: the embedder the database was built with, else ``settings.embedder``.
         judge: a Judge or a name for :func:`memlab.judges.load_judge`; default ``settings.judge``.

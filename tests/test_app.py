@@ -1,4 +1,5 @@
-"""`memlab.app.Memlab`: remember (store + queued check) and delete_chat (chat + its conversation memory)."""
+"""`memlab.app.Memlab`: remember (store + queued check) and delete_chat (chat + its conversation memory), on SQLite and
+on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ from memlab.errors import NotFoundError
 from memlab.testing import FakeEmbedder, ScriptedJudge
 
 
-@pytest.fixture
-def lab(tmp_path):
-    lab = open_memlab(tmp_path / "app.db", embedder=FakeEmbedder(), judge=ScriptedJudge())
+@pytest.fixture(params=["sqlite", "postgresql"])
+def lab(request, tmp_path):
+    """The same app tests on an SQLite file and on PostgreSQL (the whole app: memories, chats, notifications, the
+    agent's queue, the conversation memory)."""
+    where = tmp_path / "app.db" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+    lab = open_memlab(where, embedder=FakeEmbedder(), judge=ScriptedJudge())
     yield lab
     lab.close()
 

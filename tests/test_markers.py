@@ -1,5 +1,6 @@
 """The fast loop's guard: tests/conftest.py fails a test that starts another Python process without the
-``subprocess`` marker (and lets a marked one, or a short helper program like ``git``, through)."""
+``subprocess`` marker, by subprocess or as a spawned multiprocessing worker (and lets a marked one, or a short helper
+program like ``git``, through)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import pytest
 CONFTEST = Path(__file__).resolve().parent / "conftest.py"
 
 SUITE = '''
+import multiprocessing
+import os
 import subprocess
 import sys
 
@@ -31,6 +34,13 @@ def test_marked_starts_python():
 
 def test_unmarked_runs_a_helper_program():
     subprocess.run(["true"], check=True)
+
+
+def test_unmarked_spawns_a_multiprocessing_worker():
+    worker = multiprocessing.get_context("spawn").Process(target=os.getpid)
+    worker.start()
+    worker.join(timeout=120)
+    assert worker.exitcode == 0
 '''
 
 
@@ -50,8 +60,10 @@ def test_an_unmarked_test_starting_python_fails(tmp_path: Path) -> None:
     out = proc.stdout
     assert proc.returncode == 1, out
     # the check runs when the test is over, so pytest reports it as an error at teardown
-    assert "3 passed, 1 error" in out, out
+    assert "4 passed, 2 errors" in out, out
     assert "ERROR test_suite.py::test_unmarked_starts_python" in out, out
+    assert "ERROR test_suite.py::test_unmarked_spawns_a_multiprocessing_worker" in out, out
+    assert "a multiprocessing worker" in out, out
     assert "not marked @pytest.mark.subprocess" in out, out
     assert "PASSED test_suite.py::test_marked_starts_python" in out, out
     assert "PASSED test_suite.py::test_unmarked_runs_a_helper_program" in out, out

@@ -10,7 +10,7 @@ are stored for ONE user through ``PostgresStore.add_many`` (the version rule's p
 random unit vectors are searched with k=10:
 
 * ``exact``: no HNSW (the user's rows scanned and sorted): the ground truth, checked against numpy;
-* ``hnsw ef=E``: the HNSW index forced (``search="hnsw"``), ``hnsw.ef_search = E``;
+* ``hnsw ef=E``: the HNSW index forced (``scan="hnsw"``), ``hnsw.ef_search = E``;
 * ``auto``: the planner's choice (what PostgresStore does by default);
 * ``sqlite+faiss``: ``MemoryStore`` (SQLite + FAISS Flat, exact) on the same vectors, for reference.
 
@@ -124,21 +124,21 @@ def main() -> None:
         store.conn.execute("ANALYZE memories")  # what autovacuum does shortly after a bulk load
         truth = truth_of(pg_ids)
         for _ in range(5):  # warm the caches
-            store.search_by_vector(users[0], queries[0], 10, mode="exact")
-            store.search_by_vector(users[0], queries[0], 10, mode="hnsw")
+            store.search_by_vector(users[0], queries[0], 10, scan="exact")
+            store.search_by_vector(users[0], queries[0], 10, scan="hnsw")
         rows: list[tuple[str, float, np.ndarray]] = []
-        exact_ids, ms = timed(store, queries, users, mode="exact")
+        exact_ids, ms = timed(store, queries, users, scan="exact")
         agree = np.mean([set(e) == t for e, t in zip(exact_ids, truth, strict=True)])
         rows.append(("exact (default: no HNSW)", 1.0, ms))
         for ef in (40, 100, 200):
             store.ef_search = ef
-            ids, ms = timed(store, queries, users, mode="hnsw")
+            ids, ms = timed(store, queries, users, scan="hnsw")
             recall = np.mean([len(set(a) & set(e)) / 10 for a, e in zip(ids, exact_ids, strict=True)])
             rows.append((f"hnsw ef_search={ef}", float(recall), ms))
         store.ef_search = 100
-        ids, ms = timed(store, queries, users, mode="auto")
+        ids, ms = timed(store, queries, users, scan="auto")
         recall = np.mean([len(set(a) & set(e)) / 10 for a, e in zip(ids, exact_ids, strict=True)])
-        plan = store.explain_search(users[0], queries[0], mode="auto")
+        plan = store.explain_search(users[0], queries[0], scan="auto")
         rows.append(("auto (planner: " + ("HNSW" if "hnsw" in plan else "no HNSW") + ")", float(recall), ms))
         store.close()
 

@@ -62,6 +62,13 @@ SCHEMA: list[str] = [
     CREATE INDEX idx_agent_queue_due ON agent_queue(status, next_at);
     CREATE INDEX idx_agent_queue_user ON agent_queue(user_id)
     """,
+    # 2: at most one open (pending or running) check per memory, whatever process queues it (two servers on one
+    # database both hand the store's outbox over at start); a repair first keeps the oldest open job of a memory.
+    """
+    DELETE FROM agent_queue WHERE status IN ('pending', 'running') AND id NOT IN (
+        SELECT MIN(id) FROM agent_queue WHERE status IN ('pending', 'running') GROUP BY memory_id, kind);
+    CREATE UNIQUE INDEX uq_agent_queue_open ON agent_queue(memory_id, kind) WHERE status IN ('pending', 'running')
+    """,
 ]
 
 
@@ -191,15 +198,19 @@ class JobQueue:
         return job_id
 
     def _enqueue(self, user_id: str, memory_id: int) -> int:
-        """Queue one check and take its memory out of the store's outbox (inside the caller's transaction)."""
+        """Queue one check and take its memory out of the store's outbox (inside the caller's transaction). A memory
+        with an open check already (queued by this or another process) keeps that one: its id is returned."""
         now = _ts(self.clock())
-        cur = self.db.execute(
+        row = self.db.query_one(
             "INSERT INTO agent_queue(user_id, memory_id, kind, status, attempts, next_at, created_at) "
-            "VALUES (?, ?, 'integrity', 'pending', 0, ?, ?)",
+            "VALUES (?, ?, 'integrity', 'pending', 0, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
             (user_id, memory_id, now, _ts(self._stamp())),
         )
+        if row is None:
+            row = self.db.query_one("SELECT id FROM agent_queue WHERE memory_id = ? AND kind = 'integrity' "
+                                    "AND status IN ('pending', 'running')", (memory_id,))
         self.store.mark_checked_queued([memory_id])
-        return int(cur.lastrowid or 0)
+        return int(row["id"]) if row else 0
 
     def enqueue_unchecked(self) -> int:
         """Queue a check for every memory left in the store's outbox (stored, but its check never queued: the
@@ -270,9 +281,12 @@ class JobQueue:
     def claim(self) -> Job | None:
         """Lease the earliest due pending job to this queue's owner (attempts + 1); ``None`` when nothing is due."""
         now = self.clock()
+        # PostgreSQL: another process may claim at the same moment; it skips the row this one locked
+        lock = " FOR UPDATE SKIP LOCKED" if self.db.dialect == "postgresql" else ""
         with self.db.transaction():
             r = self.db.query_one(
-                "SELECT * FROM agent_queue WHERE status = 'pending' AND next_at <= ? ORDER BY next_at, id LIMIT 1",
+                "SELECT * FROM agent_queue WHERE status = 'pending' AND next_at <= ? ORDER BY next_at, id LIMIT 1"
+                + lock,
                 (_ts(now),),
             )
             if r is None:

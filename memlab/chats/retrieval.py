@@ -48,11 +48,12 @@ from memlab.chats.switch import (
 from memlab.errors import InvalidInputError
 from memlab.store.lexical import (
     LexicalIndex,
-    fts_query,
+    hybrid_rank,
     owner_token,
     query_terms,
-    reciprocal_rank_fusion,
+    search_depth,
     terms_query,
+    websearch_query,
 )
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ __all__ = [
     "TURNS_AFTER",
     "history_hits",
     "lexical_matches",
+    "passage_matches",
     "passages_around",
     "passages_at",
     "search_chats",
@@ -137,15 +139,10 @@ def lexical_matches(chats: ChatStore, user_id: str, topic: str, rows: Sequence[A
     ids = [str(r["id"]) for r in rows]
     heads = LexicalIndex()
     heads.add((i, f"{r['title'] or ''}\n{r['summary_text'] or ''}") for i, r in enumerate(rows))
-    owner = f'owner : "{owner_token(user_id)}"'
     found: dict[str, set[str]] = {}
     for t in terms:
-        in_passages = chats.db.query(
-            "SELECT DISTINCT p.chat_id FROM chat_passages_fts f JOIN chat_passages p ON p.id = f.rowid "
-            "WHERE chat_passages_fts MATCH ? AND p.user_id = ?",
-            (f"{owner} AND ({terms_query([t])})", user_id),
-        )
-        found[t] = {ids[i] for i in heads.search_terms([t], len(ids))} | {str(r["chat_id"]) for r in in_passages}
+        in_passages = {r["chat_id"] for r in passage_matches(chats.db, user_id, [t], limit=None)}
+        found[t] = {ids[i] for i in heads.search_terms([t], len(ids))} | {str(c) for c in in_passages}
     distinctive = [hit for hit in found.values() if 0 < len(hit & set(ids)) < len(ids)]
     if not distinctive:
         return {}
@@ -273,22 +270,13 @@ def history_hits(
     if q is None:
         q = np.asarray(chats.embedder.embed([query], mode="query"), dtype=np.float32)[0]
     sims = np.einsum("id,d->i", vecs, q)  # not BLAS: see ExtractiveSummarizer
-    depth = max(4 * k, 40)
+    depth = search_depth(k)
     dense = [int(i) for i in np.argsort(-sims, kind="stable")[:depth]]
     order = dense
     if mode == "hybrid":
-        expr = fts_query(query)
-        lexical: list[int] = []
-        if expr is not None:
-            pos = {int(r["id"]): i for i, r in enumerate(rows)}
-            extra = " AND p.chat_id = ?" if chat_id is not None else ""
-            found = chats.db.query(
-                "SELECT f.rowid AS id FROM chat_passages_fts f JOIN chat_passages p ON p.id = f.rowid "
-                f"WHERE chat_passages_fts MATCH ? AND p.user_id = ?{extra} ORDER BY bm25(chat_passages_fts) LIMIT ?",
-                (f'owner : "{owner_token(user_id)}" AND ({expr})', *params, depth),
-            )
-            lexical = [pos[int(f["id"])] for f in found if int(f["id"]) in pos]
-        order = [i for i, _ in reciprocal_rank_fusion([dense, lexical])]
+        pos = {int(r["id"]): i for i, r in enumerate(rows)}
+        found = passage_matches(chats.db, user_id, query_terms(query), chat_id=chat_id, limit=depth)
+        order = hybrid_rank(dense, [pos[int(f["id"])] for f in found if int(f["id"]) in pos])
     spans = [
         frozenset((r["chat_id"], p) for p in range(int(r["start_pos"]), int(r["end_pos"]) + 1)) for r in rows
     ]
@@ -304,3 +292,29 @@ def history_hits(
         )
         for i in order[:k]
     ]
+
+
+def passage_matches(db: Any, user_id: str, terms: Sequence[str], *, chat_id: str | None = None,
+                    limit: int | None) -> list[Any]:
+    """The user's archived passages matching any of ``terms`` (rows ``id``, ``chat_id``), best first: SQLite FTS5
+    BM25 (memlab's tokenizer) or PostgreSQL ``ts_rank_cd`` over ``to_tsvector('simple', text)``; ``[]`` for no
+    terms."""
+    extra, params = ("AND p.chat_id = ? ", [chat_id]) if chat_id is not None else ("", [])
+    cut = "" if limit is None else f" LIMIT {int(limit)}"
+    if db.dialect == "postgresql":
+        q = websearch_query(terms)
+        if q is None:
+            return []
+        tsv = "to_tsvector('simple', f.text)"
+        return list(db.query(
+            f"SELECT f.rowid AS id, p.chat_id FROM chat_passages_fts f JOIN chat_passages p ON p.id = f.rowid "
+            f"WHERE {tsv} @@ websearch_to_tsquery('simple', ?) AND p.user_id = ? {extra}"
+            f"ORDER BY ts_rank_cd({tsv}, websearch_to_tsquery('simple', ?)) DESC, f.rowid{cut}",
+            (q, user_id, *params, q)))
+    expr = terms_query(terms)
+    if expr is None:
+        return []
+    return list(db.query(
+        "SELECT f.rowid AS id, p.chat_id FROM chat_passages_fts f JOIN chat_passages p ON p.id = f.rowid "
+        f"WHERE chat_passages_fts MATCH ? AND p.user_id = ? {extra}ORDER BY bm25(chat_passages_fts){cut}",
+        (f'owner : "{owner_token(user_id)}" AND ({expr})', user_id, *params)))

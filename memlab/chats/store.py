@@ -57,8 +57,9 @@ from memlab.chats.switch import LEXICAL_WEIGHT, ChatSwitch
 from memlab.clock import utcnow
 from memlab.errors import InvalidInputError, NotFoundError
 from memlab.protocols import Embedder
-from memlab.store.db import Database
+from memlab.store.db import is_database
 from memlab.store.lexical import FTS_TOKENIZER, lexical_text, owner_token
+from memlab.store.opening import open_database
 from memlab.text import split_sentences
 
 __all__ = ["SUMMARY_WINDOW_SIZE", "TURNS_AFTER", "Chat", "ChatStore", "validate_turns"]
@@ -334,11 +335,11 @@ class ChatStore:
         max_turn_chars: int = MAX_TURN_CHARS,
     ) -> None:
         owner = "ChatStore"
-        if isinstance(store_or_db, Database):
+        if is_database(store_or_db):
             db = store_or_db
         elif isinstance(store_or_db, str | os.PathLike):
-            db = Database(store_or_db)
-        elif isinstance(getattr(store_or_db, "db", None), Database):
+            db = open_database(store_or_db)
+        elif is_database(getattr(store_or_db, "db", None)):
             db = store_or_db.db
             embedder = embedder or getattr(store_or_db, "embedder", None)
         else:
@@ -815,14 +816,14 @@ class ChatStore:
                 if passages else np.zeros((0, self.embedder.dim), dtype=np.float32))
         user = row["user_id"]
         for (a, b, text), vec in zip(passages, vecs, strict=True):
-            cur = self.db.execute(
+            new = self.db.query_one(
                 "INSERT INTO chat_passages(chat_id, user_id, start_pos, end_pos, text, at, embedding, embedder) "
-                "VALUES (?,?,?,?,?,?,?,?)",
+                "VALUES (?,?,?,?,?,?,?,?) RETURNING id",
                 (chat_id, user, a, b, text, times[b].isoformat(), vec.tobytes(), self._embedder_name()),
             )
             self.db.execute(
                 "INSERT INTO chat_passages_fts(rowid, owner, text) VALUES (?, ?, ?)",
-                (int(cur.lastrowid or 0), owner_token(user), lexical_text(text)),
+                (int(new["id"]), owner_token(user), lexical_text(text)),
             )
         self.db.execute("UPDATE chats SET archived_until = ? WHERE id = ?", (upto, chat_id))
         return len(passages)

@@ -47,21 +47,24 @@ def _probe_writable(folder: Path, flag: str) -> None:
                                 f"({exc.strerror or exc}).") from None
 
 
-def check_db(value: str | os.PathLike[str], *, flag: str = "--db") -> Path:
-    """The SQLite file path of ``--db``, checked before anything is opened or created.
+def check_db(value: str | os.PathLike[str], *, flag: str = "--db") -> Path | str:
+    """The database of ``--db``, checked before anything is opened or created: an SQLite file path, or a
+    ``postgresql://`` URL (returned as it is; the server is reached when the command opens it).
 
     Raises:
-        InvalidInputError: an empty value, a URL (memlab stores in SQLite files; PostgreSQL is a benchmark
-            backend only), a directory, an existing file that is not SQLite, or a new file whose folder is
-            missing or not writable.
+        InvalidInputError: an empty value, a URL of another scheme, a directory, an existing file that is not
+            SQLite, or a new file whose folder is missing or not writable.
     """
+    from memlab.store.memory import is_postgres_url
+
     raw = os.fspath(value)
     if not raw.strip():
         raise InvalidInputError(f"{flag} must be a file path (got an empty string).")
+    if is_postgres_url(raw):
+        return raw
     if _URL.match(raw):
         scheme = raw.split("://", 1)[0]
-        raise InvalidInputError(f"{flag} must be a SQLite file path; got a {scheme}:// URL (memlab keeps its data in "
-                                "a SQLite file; a database server is not supported here).")
+        raise InvalidInputError(f"{flag} must be a SQLite file path or a postgresql:// URL; got a {scheme}:// URL.")
     path = Path(raw)
     if path.is_dir():
         raise InvalidInputError(f"{flag} {raw!r} is a directory; give a SQLite file path.")

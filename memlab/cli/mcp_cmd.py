@@ -108,9 +108,9 @@ def _open_backends(args: argparse.Namespace, closers: list[Any]) -> tuple[Any, A
         closers.append(chunks.close)
         if args.transport == "ws":
             from memlab.serve.auth import ApiKeys
-            from memlab.store.db import Database
+            from memlab.store.opening import open_database
 
-            db = Database(_db_path(args))
+            db = open_database(_db_path(args))
             keys = ApiKeys(db)
             closers.append(db.close)
     return lab, chunks, keys
@@ -119,7 +119,6 @@ def _open_backends(args: argparse.Namespace, closers: list[Any]) -> tuple[Any, A
 def _chunk_store(args: argparse.Namespace) -> Any:
     """The ChunkStore ``memlab serve``'s ``/v1/ingest`` writes to by default: ``--qdrant-url`` or
     ``MEMLAB_QDRANT_URL`` (a server), else ``--qdrant-path`` or ``MEMLAB_QDRANT_PATH``, else ``<db>.qdrant``."""
-    from pathlib import Path
 
     from memlab.cli.common import check_folder
     from memlab.cli.serve_cmd import _db_path
@@ -127,13 +126,14 @@ def _chunk_store(args: argparse.Namespace) -> Any:
     from memlab.embedding import resolve_embedder
     from memlab.errors import BackendError
     from memlab.ingest import ChunkStore
+    from memlab.store.opening import default_qdrant_path
 
     settings = Settings()
     url = args.qdrant_url or settings.qdrant_url
     path = None
     if not url:  # the folder is checked before the embedder loads
         flag = "--qdrant-path" if args.qdrant_path else "MEMLAB_QDRANT_PATH" if settings.qdrant_path else "--db"
-        path = check_folder(args.qdrant_path or settings.qdrant_path or Path(str(_db_path(args)) + ".qdrant"),
+        path = check_folder(args.qdrant_path or settings.qdrant_path or default_qdrant_path(_db_path(args), settings.data_dir),
                             flag=flag)
     embedder = resolve_embedder(args.embedder, settings=settings)  # default: settings.embedder (e5)
     try:

@@ -56,7 +56,7 @@ def _db(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", default=None, help="SQLite file (default: $MEMLAB_DATA_DIR/memlab.db, i.e. .memlab/memlab.db)")
 
 
-def _db_path(args: argparse.Namespace) -> Path:
+def _db_path(args: argparse.Namespace) -> Path | str:
     """``--db`` checked (memlab.cli.common.check_db), or the default ``$MEMLAB_DATA_DIR/memlab.db``."""
     from memlab.cli.common import check_db
     from memlab.config import Settings
@@ -70,9 +70,9 @@ def _db_path(args: argparse.Namespace) -> Path:
 
 def _keys(args: argparse.Namespace) -> Any:
     from memlab.serve.auth import ApiKeys
-    from memlab.store.db import Database
+    from memlab.store.opening import open_database
 
-    return ApiKeys(Database(_db_path(args)))
+    return ApiKeys(open_database(_db_path(args)))
 
 
 def _users_add(args: argparse.Namespace) -> int:

@@ -269,13 +269,17 @@ class ConversationMemoryService:
             raise InvalidInputError(f"Conversation {cid!r} belongs to another user; choose another conversation_id.")
         now = _ts(self.clock())
         self.db.execute(
-            "INSERT OR IGNORE INTO conv_memory(conversation_id, user_id, created_at, updated_at) VALUES (?,?,?,?)",
+            "INSERT INTO conv_memory(conversation_id, user_id, created_at, updated_at) VALUES (?,?,?,?) "
+            "ON CONFLICT DO NOTHING",
             (cid, self.user_id, now, now))
         return self.get(cid)
 
     def conversations(self) -> list[str]:
         """This user's conversation ids, oldest first."""
-        rows = self.db.query("SELECT conversation_id FROM conv_memory WHERE user_id = ? ORDER BY created_at, rowid",
+        # ties of created_at (one clock tick) in insertion order: SQLite's rowid; PostgreSQL's table has no such
+        # column, and its conversations of one tick come in id order
+        tie = "rowid" if self.db.dialect == "sqlite" else "conversation_id"
+        rows = self.db.query(f"SELECT conversation_id FROM conv_memory WHERE user_id = ? ORDER BY created_at, {tie}",
                              (self.user_id,))
         return [r["conversation_id"] for r in rows]
 
@@ -446,12 +450,12 @@ class ConversationMemoryService:
                 if mid in existing:
                     continue
                 existing.add(mid)
-                cur = self.db.execute(
+                row = self.db.query_one(
                     "INSERT INTO conv_facts(conversation_id, content, topic, extracted_at, confidence, keywords, key, "
-                    "value, type, memory_id, source, message_index) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "value, type, memory_id, source, message_index) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
                     (cid, f.content, f.topic, ts, f.confidence, json.dumps(list(f.keywords), ensure_ascii=False),
                      f.key, f.value, f.type, mid, source, msg_index))
-                new_ids.append(int(cur.lastrowid or 0))
+                new_ids.append(int(row["id"]))
         return new_ids
 
     def _dedupe(self, facts: list[Fact]) -> tuple[list[tuple[Fact, np.ndarray]], list[tuple[Fact, int]]]:

@@ -32,7 +32,8 @@ from memlab.notify.records import (
     ResolutionChoice,
 )
 from memlab.records import Contradiction, Urgency
-from memlab.store.db import Database
+from memlab.store.db import Database, is_database
+from memlab.store.opening import open_database
 
 if TYPE_CHECKING:
     from memlab.store.memory import MemoryStore
@@ -133,10 +134,10 @@ class NotificationService:
         if isinstance(store_or_db, MemoryStore):
             self.store = store_or_db
             self.db = store_or_db.db
-        elif isinstance(store_or_db, Database):
+        elif is_database(store_or_db):
             self.db = store_or_db
         elif isinstance(store_or_db, str | os.PathLike):
-            self.db = Database(store_or_db)
+            self.db = open_database(store_or_db)
         else:
             raise InvalidInputError(
                 "The 'store_or_db' parameter of NotificationService must be a MemoryStore, a Database or a path. "
@@ -224,23 +225,30 @@ class NotificationService:
             raise InvalidInputError(f"The 'payload' parameter of {owner} must be JSON-serialisable: {exc}") from exc
         act = (ntype is NotificationType.CONTRADICTION) if actionable is None else bool(actionable)
         with self.db.transaction():
-            if key is not None:
-                row = self.db.query_one(
-                    "SELECT * FROM notifications WHERE user_id = ? AND type = ? AND pair_key = ? "
-                    "AND status != 'dismissed' ORDER BY (status IN ('unread','read')) DESC, id DESC LIMIT 1",
-                    (user_id, ntype.value, key),
-                )
-                if row is not None:
-                    return self._row(row)
-            cur = self.db.execute(
+            if key is not None and (row := self._same_pair(user_id, ntype, key)) is not None:
+                return self._row(row)
+            # another process may write the same open pair meanwhile: the unique index keeps one, this call returns it
+            new = self.db.query_one(
                 "INSERT INTO notifications(user_id, type, urgency, content, payload, memory_ids, pair_key, status, "
-                "actionable, created_at, source) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "actionable, created_at, source) VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING RETURNING id",
                 (user_id, ntype.value, urg.value, content, payload_json, json.dumps(ids), key, "unread", int(act),
                  _ts(self.clock()), source),
             )
-            nid = int(cur.lastrowid or 0)
+            if new is None:
+                row = self._same_pair(user_id, ntype, key)
+                assert row is not None
+                return self._row(row)
+            nid = int(new["id"])
             self._event(nid, user_id, "created", source or "system", urgency=urg.value)
         return self.get(nid, user_id=user_id)
+
+    def _same_pair(self, user_id: str, ntype: NotificationType, key: str | None) -> Any:
+        """The user's newest notification of this type about the same pair (open ones first), dismissed ones aside."""
+        return self.db.query_one(
+            "SELECT * FROM notifications WHERE user_id = ? AND type = ? AND pair_key = ? "
+            "AND status != 'dismissed' ORDER BY (status IN ('unread','read')) DESC, id DESC LIMIT 1",
+            (user_id, ntype.value, key),
+        )
 
     def _pair_or_key(
         self, ntype: NotificationType, memory_ids: Sequence[int], dedupe_key: str | None, user_id: str, owner: str

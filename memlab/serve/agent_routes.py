@@ -257,7 +257,9 @@ def _chunks(app: FastAPI, svc: Any, *, create: bool) -> Any:
     elif svc.lab.store.db.in_memory:
         chunks = ChunkStore(path=":memory:", embedder=embedder)
     else:
-        chunks = ChunkStore(path=Path(str(svc.lab.store.path) + ".qdrant"), embedder=embedder)
+        from memlab.store.opening import default_qdrant_path
+
+        chunks = ChunkStore(path=default_qdrant_path(svc.lab.store.path, settings.data_dir), embedder=embedder)
     app.state._owned_chunks = chunks
     return chunks
 

@@ -332,7 +332,8 @@ def create_app(
 
     Args:
         lab: an open :class:`Memlab`; the app starts and stops its agent but does not close it.
-        db: a SQLite path to open with :func:`memlab.app.open_memlab` at startup (closed at shutdown).
+        db: an SQLite path or a ``postgresql://`` URL to open with :func:`memlab.app.open_memlab` at startup (closed
+            at shutdown).
         settings: settings for ``db`` (default ``Settings()``).
         max_body_bytes: largest request body accepted (default ``MEMLAB_MAX_BODY_BYTES``, else 8 MiB); a larger
             one is answered 413 before it is read.
@@ -449,9 +450,7 @@ def _health_checks(lab: Memlab, writes: WriteLog | None = None) -> dict[str, dic
     if getattr(lab.store, "db", None) is not None:  # SQLite (the write probe is SQLite's)
         out["writes"] = write_health(lab.store.db, writes)
     try:
-        index = lab.store.index
-        same_dim = int(index.dim) == int(lab.store.embedder.dim)
-        out["index"] = {"ok": same_dim, "vectors": len(index), "dim": int(index.dim)}
+        out["index"] = lab.store.backend.index_health()
     except Exception as exc:  # noqa: BLE001 - reported, not raised
         out["index"] = {"ok": False, "error": str(exc)}
     emb = lab.store.embedder

@@ -58,6 +58,10 @@ def _probe(db: Any) -> None:
     """A write that is always rolled back (raises :class:`BackendError` when the database cannot be written)."""
     try:
         with db.transaction():
+            if db.dialect == "postgresql":  # a server that refuses writes (read-only standby, disk full) fails here
+                db.execute(f"CREATE TABLE IF NOT EXISTS {_PROBE_TABLE} (x bytea)")
+                db.execute(f"INSERT INTO {_PROBE_TABLE} VALUES (?)", (bytes(PROBE_PAGES * 8192),))
+                raise _RollBack
             db.execute(f"CREATE TABLE IF NOT EXISTS {_PROBE_TABLE} (x BLOB)")
             page = int(db.query_one("PRAGMA page_size")[0])
             db.execute(f"INSERT INTO {_PROBE_TABLE} VALUES (zeroblob(?))", (PROBE_PAGES * page,))
@@ -85,7 +89,7 @@ def _fresh_connection_writes(path: str) -> bool:
 
 def recover_writes(db: Any) -> bool:
     """Reopen ``db``'s connection when the file has become writable again; True when it did."""
-    if db.in_memory or db.closed or not _fresh_connection_writes(db.path):
+    if db.in_memory or db.closed or db.dialect != "sqlite" or not _fresh_connection_writes(db.path):
         return False
     db.reopen()
     log.warning("database %s is writable again: connection reopened", db.path)

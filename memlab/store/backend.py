@@ -120,6 +120,10 @@ class StoreBackend(Protocol):
         """Rebuild the vector index from the stored vectors."""
         ...
 
+    def index_health(self) -> dict[str, Any]:
+        """The vector index for ``/health``: ``ok`` (it serves the embedder's dimension), ``dim`` and what it is."""
+        ...
+
     def write(self) -> AbstractContextManager[StoreWrite]: ...
 
     def items(self, ids: Sequence[int]) -> dict[int, MemoryItem]:
@@ -161,8 +165,8 @@ class StoreBackend(Protocol):
         ...
 
     def dense_items(self, user_id: str, query: NDArray[np.float32], k: int, *, include_inactive: bool,
-                    exclude: Sequence[int]) -> list[tuple[MemoryItem, float]]:
-        """:meth:`dense` with the rows."""
+                    exclude: Sequence[int], scan: str | None = None) -> list[tuple[MemoryItem, float]]:
+        """:meth:`dense` with the rows (``scan``: the backend's own way to scan, None for its default)."""
         ...
 
     def lexical(self, user_id: str, text: str, k: int, *, include_inactive: bool) -> Callable[[], list[int]]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from memlab.errors import BackendError, InvalidInputError
 
-__all__ = ["Database"]
+__all__ = ["Database", "is_database"]
 
 
 class Database:
@@ -32,6 +32,10 @@ class Database:
             directory, or a file that is not an SQLite database.
         BackendError: the file cannot be opened or written (permissions, disk full ...).
     """
+
+    #: The SQL dialect (:class:`~memlab.store.pg_db.PgDatabase` is ``"postgresql"``), for the few statements that
+    #: differ between the two (full-text queries, the agent's claim, the write probe).
+    dialect = "sqlite"
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = str(path)
@@ -126,7 +130,11 @@ class Database:
     def query_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Row | None:
         """Run a SELECT and return the first row (or None)."""
         with self._lock, self._errors():
-            return self._conn.execute(sql, params).fetchone()
+            cur = self._conn.execute(sql, params)
+            try:
+                return cur.fetchone()  # type: ignore[no-any-return]
+            finally:
+                cur.close()  # the statement is finished (an INSERT ... RETURNING is not left open)
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
@@ -244,3 +252,16 @@ def _backend_error(path: str, exc: sqlite3.Error) -> BackendError:
 
 def _split_sql(script: str) -> list[str]:
     return [s.strip() for s in script.split(";") if s.strip()]
+
+
+def is_database(obj: object) -> bool:
+    """Whether ``obj`` is one of memlab's databases: SQLite's :class:`Database` or PostgreSQL's
+    :class:`~memlab.store.pg_db.PgDatabase` (the same interface).
+
+    Example:
+        >>> is_database(Database(":memory:")), is_database(":memory:")
+        (True, False)
+    """
+    from memlab.store.pg_db import PgDatabase
+
+    return isinstance(obj, Database | PgDatabase)

@@ -40,6 +40,7 @@ __all__ = [
     "owner_token",
     "query_terms",
     "search_depth",
+    "websearch_query",
     "reciprocal_rank_fusion",
     "terms_query",
 ]
@@ -125,6 +126,19 @@ def terms_query(terms: Sequence[str]) -> str | None:
     if not terms:
         return None
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def websearch_query(terms: Sequence[str]) -> str | None:
+    """The PostgreSQL ``websearch_to_tsquery('simple', ...)`` text of terms already chosen: each quoted (a CJK pair
+    is a phrase of two characters), joined by ``or``; ``None`` for no terms.
+
+    Example:
+        >>> websearch_query(["tokyo", "东 京"])
+        '"tokyo" or "东 京"'
+    """
+    if not terms:
+        return None
+    return " or ".join('"' + t.replace('"', " ") + '"' for t in terms)
 
 
 def reciprocal_rank_fusion(

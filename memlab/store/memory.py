@@ -670,18 +670,23 @@ class MemoryStore:
         include_inactive: bool = False,
         min_score: float | None = None,
         exclude: Sequence[int] = (),
+        scan: str | None = None,
     ) -> list[tuple[MemoryItem, float]]:
         """Like :meth:`search` with a precomputed vector (e.g. a stored memory's own embedding).
 
         The vector is scaled to unit norm first, so the scores are cosines whatever its length.
 
+        Args:
+            scan: PostgreSQL's vector scan for this call (``exact``, ``auto``, ``hnsw``; default: the store's). The
+                SQLite backend's index is what it was built with: ``None`` only.
+
         Raises:
-            InvalidInputError: k < 1; a vector of the wrong size, with NaN/inf, or zero.
+            InvalidInputError: k < 1; a vector of the wrong size, with NaN/inf, or zero; a scan the backend lacks.
         """
         user_id = check_user_id(user_id, owner=self._owner("search"))
         k = check_positive_int(k, name="k", owner=self._owner("search"))
         hits = self.backend.dense_items(user_id, self._query(vector), k, include_inactive=include_inactive,
-                                        exclude=[int(i) for i in exclude if is_row_id(i)])
+                                        exclude=[int(i) for i in exclude if is_row_id(i)], scan=scan)
         return hits if min_score is None else [(m, s) for m, s in hits if s >= min_score]
 
     def context_items(

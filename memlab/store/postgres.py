@@ -24,7 +24,6 @@ from memlab._validation import as_vectors, check_positive_int, check_unit_vector
 from memlab.config import MAX_TEXT_CHARS
 from memlab.errors import InvalidInputError, NotFoundError
 from memlab.protocols import Embedder
-from memlab.records import MemoryItem
 from memlab.store.core import DEFAULT_EMBEDDER, aware, item_specs, spec_vectors
 from memlab.store.memory import MemoryStore
 from memlab.store.pg_backend import _BULK_INDEXES, ITERATIVE_SCANS, VECTOR_SCANS, PostgresBackend, _PgWrite
@@ -111,28 +110,6 @@ class PostgresStore(MemoryStore):
         """Build the HNSW index when it is missing (see :meth:`PostgresBackend.build_hnsw_index`)."""
         return self.backend.build_hnsw_index(maintenance_work_mem=maintenance_work_mem,
                                              parallel_workers=parallel_workers)
-
-    def search_by_vector(
-        self,
-        user_id: str,
-        vector: NDArray[np.float32],
-        k: int = 10,
-        *,
-        include_inactive: bool = False,
-        min_score: float | None = None,
-        exclude: Sequence[int] = (),
-        scan: Literal["exact", "auto", "hnsw"] | None = None,
-    ) -> list[tuple[MemoryItem, float]]:
-        """:meth:`MemoryStore.search_by_vector` with this call's vector ``scan`` (default: the store's)."""
-        if scan is None:
-            return super().search_by_vector(user_id, vector, k, include_inactive=include_inactive,
-                                            min_score=min_score, exclude=exclude)
-        owner = self._owner("search")
-        user_id = check_user_id(user_id, owner=owner)
-        k = check_positive_int(k, name="k", owner=owner)
-        hits = self.backend.dense_items(user_id, self._query(vector), k, include_inactive=include_inactive,
-                                        exclude=[int(i) for i in exclude], scan=scan)
-        return hits if min_score is None else [(m, s) for m, s in hits if s >= min_score]
 
     def explain_search(
         self,
@@ -259,8 +236,8 @@ class PostgresStore(MemoryStore):
 
     # ------------------------------------------------------------------ chats: table and search_chats_semantic
     def put_chat(self, chat: Chat) -> None:
-        """Insert or update the ``chats`` row of a :class:`~memlab.chats.store.Chat` (histories as jsonb, the
-        summary embedding as ``vector(dim)``).
+        """Insert or update the ``supabase_chats`` row of a :class:`~memlab.chats.store.Chat`: the Supabase-shaped
+        table (histories as jsonb, the summary embedding as ``vector(dim)``) that ``search_chats_semantic`` ranks.
 
         Raises:
             InvalidInputError: the chat id is not a uuid, or its embedding has the wrong dimension.
@@ -277,12 +254,12 @@ class PostgresStore(MemoryStore):
                 normalize=True, name="summary_embedding", owner="PostgresStore.put_chat")[0]
         with self.backend._tx() as cur:
             cur.execute(
-                "INSERT INTO chats(id, user_id, title, full_history, assistant_history, summary_text, "
+                "INSERT INTO supabase_chats(id, user_id, title, full_history, assistant_history, summary_text, "
                 "summary_embedding, last_activity_at, created_at) VALUES (%s, %s, %s, %s::jsonb, %s::jsonb, %s, %s, "
                 "%s, %s) ON CONFLICT (id) DO UPDATE SET title = excluded.title, full_history = excluded.full_history, "
                 "assistant_history = excluded.assistant_history, summary_text = excluded.summary_text, "
                 "summary_embedding = excluded.summary_embedding, last_activity_at = excluded.last_activity_at "
-                "WHERE chats.user_id = excluded.user_id",
+                "WHERE supabase_chats.user_id = excluded.user_id",
                 (chat_uuid, user_id, chat.title, json.dumps(list(chat.full_history), ensure_ascii=False),
                  json.dumps(list(chat.assistant_history), ensure_ascii=False), chat.summary_text,
                  None if emb is None else np.ascontiguousarray(emb, dtype=np.float32),

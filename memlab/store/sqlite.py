@@ -38,9 +38,10 @@ from memlab.index.persist import IndexFlusher
 from memlab.protocols import Embedder, VectorIndex
 from memlab.records import MemoryItem
 from memlab.store.caches import ActiveTexts, ascii_lower, in_sorted, like_free, sorted_minus, sorted_union
-from memlab.store.core import COLUMNS, MemoryEvent, event_from_row, item_from_row
+from memlab.store.core import events_table
 from memlab.store.db import Database
 from memlab.store.lexical import FTS_TOKENIZER, fts_query, lexical_text, owner_token
+from memlab.store.sql import SQLReads, SQLWrite
 
 __all__ = ["FLUSH_EVERY", "FLUSH_SECONDS", "SCHEMA", "SQLiteBackend"]
 
@@ -84,16 +85,7 @@ SCHEMA: list[str] = [
     CREATE INDEX idx_memories_user ON memories(user_id, is_active);
     CREATE INDEX idx_memories_slot ON memories(user_id, key, scope, type, project_id);
     CREATE INDEX idx_memories_chain ON memories(chain_id);
-    CREATE TABLE memory_events (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        memory_id INTEGER NOT NULL,
-        chain_id INTEGER,
-        user_id TEXT NOT NULL,
-        event TEXT NOT NULL,
-        actor TEXT NOT NULL,
-        at TEXT NOT NULL,
-        details TEXT NOT NULL DEFAULT '{}'
-    );
+    """ + events_table("sqlite") + """;
     CREATE INDEX idx_events_memory ON memory_events(memory_id);
     CREATE INDEX idx_events_chain ON memory_events(chain_id);
     CREATE TABLE memlab_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)
@@ -134,8 +126,6 @@ SCHEMA: list[str] = [
     """,
 ]
 
-#: The columns :meth:`_SQLiteWrite.update` may set.
-_UPDATABLE = frozenset({"is_active", "superseded_at", "superseded_by", "key", "context", "updated_at"})
 #: The columns of a new row, in the INSERT's order (the vector is appended as ``embedding``).
 _INSERTED = ("user_id", "text", "scope", "type", "key", "value", "confidence", "project_id", "source", "keywords",
              "topic", "created_at", "valid_from", "valid_to", "version", "chain_id", "supersedes", "superseded_by",
@@ -154,13 +144,6 @@ def _sql_value(value: Any) -> Any:
 
 
 @dataclass
-class _Slot:
-    incumbents: list[sqlite3.Row]
-    chain_id: int | None
-    next_version: int
-
-
-@dataclass
 class _Changes:
     """What a write transaction changed, per user, applied to the index and caches after the commit: new rows with
     their vectors, and each touched row's final state (its text when it ended active, None when inactive)."""
@@ -173,24 +156,16 @@ class _Changes:
         return set(self.new) | set(self.status) | self.rekeyed
 
 
-class _SQLiteWrite:
-    """:class:`~memlab.store.backend.StoreWrite` on SQLite (inside ``Database.transaction``)."""
+class _SQLiteWrite(SQLWrite):
+    """:class:`~memlab.store.backend.StoreWrite` on SQLite (inside ``Database.transaction``, under its lock: one
+    writer at a time, so nothing more to lock)."""
 
     def __init__(self, backend: SQLiteBackend) -> None:
-        self.b = backend
-        self.db = backend.db
+        super().__init__(backend)
         self.changes = _Changes()
 
-    def slot(self, user_id: str, key: str, scope: str, type: str, project_id: str | None) -> _Slot:
-        slot = (user_id, key, scope, type, project_id)
-        slot_sql = "user_id = ? AND key = ? AND scope = ? AND type = ? AND project_id IS ?"
-        incumbents = self.db.query(
-            f"SELECT id, confidence, chain_id FROM memories WHERE {slot_sql} AND is_active = 1 ORDER BY id", slot)
-        latest = self.db.query_one(f"SELECT chain_id FROM memories WHERE {slot_sql} ORDER BY id DESC LIMIT 1", slot)
-        if latest is None:
-            return _Slot(incumbents, None, 1)
-        row = self.db.query_one("SELECT MAX(version) AS v FROM memories WHERE chain_id = ?", (latest["chain_id"],))
-        return _Slot(incumbents, latest["chain_id"], int(row["v"]) + 1 if row and row["v"] is not None else 1)
+    def _time(self, at: datetime) -> Any:
+        return at.isoformat()
 
     def insert(self, row: Mapping[str, Any], vector: NDArray[np.float32]) -> int:
         cols = ", ".join(_INSERTED)
@@ -204,34 +179,6 @@ class _SQLiteWrite:
         if row["chain_id"] is None:
             self.db.execute("UPDATE memories SET chain_id = ? WHERE id = ?", (new_id, new_id))
         return new_id
-
-    def update(self, ids: Sequence[int], **values: Any) -> None:
-        bad = set(values) - _UPDATABLE
-        if bad:
-            raise ValueError(f"SQLiteBackend cannot update the columns {sorted(bad)}.")
-        sets = ", ".join(f"{c} = ?" for c in values)
-        params = [_sql_value(v) for v in values.values()]
-        self.db.executemany(f"UPDATE memories SET {sets} WHERE id = ?", [(*params, int(i)) for i in ids])
-
-    def locked(self, id: int) -> MemoryItem | None:
-        return self.b.items([id]).get(id)  # the database lock is held for the whole transaction
-
-    def holder(self, item: MemoryItem) -> MemoryItem | None:
-        return self.b.active_in_slot(item)
-
-    def event(self, memory_id: int, chain_id: int | None, user_id: str, event: str, actor: str, at: datetime,
-              details: Mapping[str, Any]) -> None:
-        self.db.execute(
-            "INSERT INTO memory_events(memory_id, chain_id, user_id, event, actor, at, details) VALUES (?,?,?,?,?,?,?)",
-            (memory_id, chain_id, user_id, event, actor, at.isoformat(), json.dumps(dict(details), default=str)),
-        )
-
-    def outbox(self, memory_id: int, user_id: str, at: datetime) -> None:
-        self.db.execute("INSERT OR IGNORE INTO memory_outbox(memory_id, user_id, created_at) VALUES (?, ?, ?)",
-                        (memory_id, user_id, at.isoformat()))
-
-    def fetch(self, id: int) -> MemoryItem:
-        return self.b.items([id])[id]
 
     def changed(self, user_id: str, *, new: Sequence[tuple[int, NDArray[np.float32]]] = (),
                 activated: Sequence[tuple[int, str]] = (), deactivated: Sequence[int] = (),
@@ -248,7 +195,7 @@ class _SQLiteWrite:
             c.rekeyed.add(user_id)
 
 
-class SQLiteBackend:
+class SQLiteBackend(SQLReads):
     """Memories in one SQLite file (or ``":memory:"``), vectors in a FAISS index beside it (``<path>.faiss``).
 
     Args:
@@ -673,6 +620,11 @@ class SQLiteBackend:
         self.flush()
         return idx
 
+    def index_health(self) -> dict[str, Any]:
+        """The FAISS index for ``/health``: ``ok`` when it has the embedder's dimension, its vectors and dim."""
+        dim = int(self.index.dim)
+        return {"ok": dim == int(self.embedder.dim), "vectors": len(self.index), "dim": dim}
+
     # ------------------------------------------------------------------ writes
     @contextmanager
     def write(self) -> Iterator[_SQLiteWrite]:
@@ -725,84 +677,17 @@ class SQLiteBackend:
             texts.remove(deactivated)
             texts.add(activated)
 
-    # ------------------------------------------------------------------ reads
-    def items(self, ids: Sequence[int]) -> dict[int, MemoryItem]:
-        if not ids:
-            return {}
-        rows = self._db.query(f"SELECT {COLUMNS} FROM memories WHERE id IN ({','.join('?' * len(ids))})",
-                              [int(i) for i in ids])
-        return {int(r["id"]): item_from_row(r) for r in rows}
-
-    def list(self, user_id: str, filters: Mapping[str, str], *, include_inactive: bool, limit: int | None,
-             after_id: int = 0) -> list[MemoryItem]:
-        where, params = ["user_id = ?", "id > ?"], [user_id, int(after_id)]
-        for col, val in filters.items():
-            where.append(f"{col} = ?")
-            params.append(val)
-        if not include_inactive:
-            where.append("is_active = 1")
-        sql = f"SELECT {COLUMNS} FROM memories WHERE {' AND '.join(where)} ORDER BY id"
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
-        return [item_from_row(r) for r in self._db.query(sql, params)]
-
-    def chain(self, chain_id: int) -> list[MemoryItem]:
-        rows = self._db.query(f"SELECT {COLUMNS} FROM memories WHERE chain_id = ? ORDER BY version, id", (chain_id,))
-        return [item_from_row(r) for r in rows]
-
-    def events(self, memory_id: int, chain_id: int | None) -> list[MemoryEvent]:
-        if chain_id is not None:
-            rows = self._db.query("SELECT * FROM memory_events WHERE chain_id = ? OR memory_id = ? ORDER BY id",
-                                  (chain_id, memory_id))
-        else:
-            rows = self._db.query("SELECT * FROM memory_events WHERE memory_id = ? ORDER BY id", (memory_id,))
-        return [event_from_row(r) for r in rows]
-
-    def count(self, user_id: str | None, *, include_inactive: bool) -> int:
-        where, params = [], []
-        if user_id is not None:
-            where.append("user_id = ?")
-            params.append(user_id)
-        if not include_inactive:
-            where.append("is_active = 1")
-        row = self._db.query_one("SELECT COUNT(*) AS n FROM memories" + (f" WHERE {' AND '.join(where)}" if where
-                                                                         else ""), params)
-        return int(row["n"]) if row else 0
-
-    def active_ids(self, user_id: str, ids: Sequence[int]) -> set[int]:
-        rows = self._db.query(
-            f"SELECT id FROM memories WHERE is_active = 1 AND user_id = ? AND id IN ({','.join('?' * len(ids))})",
-            [user_id, *(int(i) for i in ids)],
-        )
-        return {int(r["id"]) for r in rows}
-
-    def active_in_slot(self, item: MemoryItem) -> MemoryItem | None:
-        row = self._db.query_one(
-            f"SELECT {COLUMNS} FROM memories WHERE user_id = ? AND key = ? AND scope = ? AND type = ? "
-            "AND COALESCE(project_id, '') = COALESCE(?, '') AND is_active = 1 AND id != ?",
-            (item.user_id, item.key, item.scope, item.type, item.project_id, item.id),
-        )
-        return None if row is None else item_from_row(row)
-
-    def unchecked(self, limit: int) -> list[tuple[int, str]]:
-        rows = self._db.query("SELECT memory_id, user_id FROM memory_outbox ORDER BY memory_id LIMIT ?", (int(limit),))
-        return [(int(r["memory_id"]), str(r["user_id"])) for r in rows]
-
-    def mark_checked_queued(self, memory_ids: Sequence[int]) -> None:
-        self._db.executemany("DELETE FROM memory_outbox WHERE memory_id = ?", [(int(i),) for i in memory_ids])
+    # ------------------------------------------------------------------ reads (the rest: memlab.store.sql)
+    def _vector(self, value: Any) -> NDArray[np.float32]:
+        return np.frombuffer(value, dtype=np.float32)
 
     def find_containing(self, user_id: str, terms: Sequence[str], *, exclude_id: int, limit: int) -> list[int]:
+        """From the cached texts of the user's active memories when they answer as SQL would, else in SQL."""
         if self._texts_usable(terms):
             with self._db.lock:
                 return self._active_texts(user_id).containing([t.lower() for t in terms], exclude_id=exclude_id,
                                                               limit=limit)
-        where = " OR ".join("lower(text) LIKE ?" for _ in terms)
-        rows = self._db.query(
-            f"SELECT id FROM memories WHERE user_id = ? AND is_active = 1 AND id != ? AND ({where}) "
-            f"ORDER BY id DESC LIMIT ?",
-            (user_id, exclude_id, *[f"%{t.lower()}%" for t in terms], int(limit)),
-        )
-        return [int(r["id"]) for r in rows]
+        return super().find_containing(user_id, terms, exclude_id=exclude_id, limit=limit)
 
     def _texts_usable(self, terms: Sequence[str]) -> bool:
         """The cached texts answer ``find_containing`` for these terms exactly as SQL does: no ``LIKE`` wildcard
@@ -826,16 +711,6 @@ class SQLiteBackend:
                 total -= len(dropped)
         self._texts_cache.move_to_end(user_id)
         return texts
-
-    def users(self) -> list[str]:
-        return [r["user_id"] for r in self._db.query("SELECT DISTINCT user_id FROM memories ORDER BY user_id")]
-
-    def vectors(self, ids: Sequence[int]) -> dict[int, NDArray[np.float32]]:
-        if not len(ids):
-            return {}
-        rows = self._db.query(f"SELECT id, embedding FROM memories WHERE id IN ({','.join('?' * len(ids))})",
-                              [int(i) for i in ids])
-        return {int(r["id"]): np.frombuffer(r["embedding"], dtype=np.float32) for r in rows}
 
     # ------------------------------------------------------------------ search
     def _allowed_ids(self, user_id: str, include_inactive: bool) -> NDArray[np.int64]:
@@ -874,7 +749,10 @@ class SQLiteBackend:
         return [(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
 
     def dense_items(self, user_id: str, query: NDArray[np.float32], k: int, *, include_inactive: bool,
-                    exclude: Sequence[int]) -> list[tuple[MemoryItem, float]]:
+                    exclude: Sequence[int], scan: str | None = None) -> list[tuple[MemoryItem, float]]:
+        if scan is not None:
+            raise InvalidInputError(f"The 'scan' parameter is PostgreSQL's; the SQLite store's index is "
+                                    f"{self.index_factory!r}. Got {scan!r}.")
         hits = self.dense(user_id, query, k, include_inactive=include_inactive, exclude=exclude)
         items = self.items([i for i, _ in hits])
         return [(items[i], s) for i, s in hits]

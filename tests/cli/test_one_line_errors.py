@@ -86,11 +86,17 @@ def test_qdrant_path_that_cannot_hold_a_store(tmp_path: Path) -> None:
 
 
 def test_db_url_does_not_create_a_folder(tmp_path: Path) -> None:
-    """``--db postgresql://...`` used to create ./postgresql:/user@127.0.0.1:5432/ and a SQLite file in it."""
+    """``--db postgresql://...`` used to create ./postgresql:/user@127.0.0.1:5432/ and a SQLite file in it. Now it
+    opens PostgreSQL: a server that is not there is one line naming the URL (its password masked), and a URL of
+    another scheme is refused."""
+    port = free_port()  # nothing listens there
     for cmd in (["users", "add", "alice"], ["users", "list"], ["chat", "--user", "alice", "--message", "ciao"]):
-        proc = memlab(tmp_path, *cmd, "--db", "postgresql://user:secret@127.0.0.1:5432/app")
-        line = assert_one_line_error(proc, "--db must be a SQLite file path", "postgresql:// URL")
+        proc = memlab(tmp_path, *cmd, "--db", f"postgresql://user:secret@127.0.0.1:{port}/app")
+        line = assert_one_line_error(proc, "cannot be reached", f"postgresql://user:***@127.0.0.1:{port}/app")
         assert "secret" not in line  # the URL's password is not echoed
+        proc = memlab(tmp_path, *cmd, "--db", "mysql://user:secret@127.0.0.1:3306/app")
+        line = assert_one_line_error(proc, "--db must be a SQLite file path or a postgresql:// URL", "mysql://")
+        assert "secret" not in line
     assert list(tmp_path.iterdir()) == []
 
 

@@ -95,3 +95,21 @@ def minilm_server(tmp_path: Path, minilm: Any) -> Iterator[tuple[LiveServer, Mem
     yield live, lab
     live.stop()
     lab.close()
+
+
+def wait_healthy(proc: Any, base: str, timeout: float = 240.0) -> None:
+    """Wait until the ``memlab serve`` process ``proc`` answers ``GET /health`` with 200 (fail with its stderr when it
+    exits or ``timeout`` seconds pass)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if httpx.get(f"{base}/health", timeout=5).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(f"memlab serve did not become healthy: {proc.communicate()[1][-3000:]}")
+        time.sleep(0.5)

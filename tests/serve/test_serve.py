@@ -1,4 +1,5 @@
-"""`memlab serve` over a real uvicorn on 127.0.0.1: the seeds' flows, auth, isolation, validation, concurrency, /health."""
+"""`memlab serve` over a real uvicorn on 127.0.0.1: the seeds' flows, auth, isolation, validation, concurrency, /health,
+on an SQLite file and on PostgreSQL (the ``lab`` fixture below runs every test of this module on both)."""
 
 from __future__ import annotations
 
@@ -7,17 +8,16 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import pytest
 
-from memlab.app import Memlab
+from memlab.app import Memlab, open_memlab
 from memlab.serve import ApiKeys, create_app
-from memlab.testing import free_port
-from tests.serve.conftest import key_client
+from memlab.testing import FakeEmbedder, free_port
+from tests.serve.conftest import NO_LLM, birthday_judge, key_client, wait_healthy
 
 Client = Callable[[str], httpx.Client]
 
@@ -27,6 +27,16 @@ TOKYO = [
     "Il JR pass conviene per andare da Tokyo a Kyoto?",
 ]
 COOKING = ["Come si fa la carbonara senza panna?", "Meglio guanciale o pancetta per la carbonara?"]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def lab(request: pytest.FixtureRequest, tmp_path: Path):
+    """The served app on an SQLite file, and on PostgreSQL (the whole app: memories, chats, notifications, the
+    agent's queue, API keys)."""
+    where = tmp_path / "serve.db" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+    lab = open_memlab(where, embedder=FakeEmbedder(dim=64), judge=birthday_judge(), settings=NO_LLM)
+    yield lab
+    lab.close()
 
 
 def _turns(texts: list[str]) -> list[dict]:
@@ -215,6 +225,20 @@ def test_100_concurrent_requests_from_4_clients_lose_nothing(server, client_for:
 
 
 def test_health_turns_503_when_the_database_is_unreadable(server, lab: Memlab) -> None:
+    """SQLite: the file moved away, then back. PostgreSQL: the server ends the app's session (as a restart does):
+    /health says so once, and the next request reconnects."""
+    if lab.store.backend.kind == "postgresql":
+        with httpx.Client(base_url=server.url) as c:
+            assert c.get("/health").status_code == 200
+            import psycopg
+
+            with psycopg.connect(lab.store.backend.db.dsn, autocommit=True) as other:
+                pid = lab.store.db.query_one("SELECT pg_backend_pid() AS pid")["pid"]
+                other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            down = c.get("/health")
+            assert down.status_code == 503 and down.json()["checks"]["store"]["ok"] is False, down.text
+            assert c.get("/health").status_code == 200
+        return
     with httpx.Client(base_url=server.url) as c:
         ok = c.get("/health").json()
         assert ok["status"] == "ok" and set(ok["checks"]) >= {"store", "index", "embedder", "judge", "agent"}
@@ -270,15 +294,7 @@ def test_memlab_serve_cli_end_to_end(tmp_path: Path) -> None:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 240
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
-            time.sleep(0.5)
+        wait_healthy(proc, url)
         h = {"Authorization": f"Bearer {key}"}
         r = httpx.post(f"{url}/api/turn", json={"message": "Il mio compleanno è il 12 luglio."}, headers=h, timeout=120)
         assert r.status_code == 200 and r.json()["memory_ids"] and r.json()["checked"] is True

@@ -26,7 +26,7 @@ def test_postgres_store_without_psycopg_or_pgvector(monkeypatch: pytest.MonkeyPa
     assert isinstance(info.value, MemlabError) and isinstance(info.value, ImportError)
     assert info.value.extra == "postgres"
     assert info.value.package == hidden
-    assert "PostgresStore needs psycopg 3 and pgvector" in str(info.value)
+    assert "needs psycopg 3 and pgvector" in str(info.value)
 
 
 def test_no_postgres_server_found(monkeypatch: pytest.MonkeyPatch) -> None:

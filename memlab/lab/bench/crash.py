@@ -193,11 +193,11 @@ import json, os, sys, time
 import numpy as np
 t0 = time.perf_counter()
 from memlab.embedding import load_embedder
-from memlab.store import MemoryStore
+from memlab.store import MemoryStore, SQLiteBackend
 db, embedder, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 emb = load_embedder(embedder)
 if mode == "before":  # the seed's open: load, compare with SQLite, rebuild on any difference
-    MemoryStore._catch_up = lambda self, idx: self._consistent(idx)
+    SQLiteBackend._catch_up = lambda self, idx: self._consistent(idx)
 t1 = time.perf_counter()
 store = MemoryStore(db, embedder=emb, flush_seconds=3600)
 t2 = time.perf_counter()

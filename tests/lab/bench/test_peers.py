@@ -336,6 +336,8 @@ def test_real_memlab_worker_process(tmp_path: Path) -> None:
     assert (tmp_path / "repeat0" / "memlab" / "memlab.db").exists()
 
 
+@pytest.mark.model  # memlab's MiniLM and judge, and mem0's MiniLM, in the workers
+@pytest.mark.subprocess  # each system in its own spawned worker process
 @pytest.mark.slow
 @needs_mem0
 def test_tiny_side_by_side_run_end_to_end(tmp_path: Path) -> None:
@@ -361,6 +363,7 @@ def test_tiny_side_by_side_run_end_to_end(tmp_path: Path) -> None:
     assert (tmp_path / "work" / "repeat0" / "mem0" / "faiss").exists()
 
 
+@pytest.mark.model  # mem0's huggingface embedder runs the real MiniLM (sentence-transformers) in this process
 @pytest.mark.slow
 @needs_mem0
 def test_mem0_bulk_prefill_writes_what_add_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
