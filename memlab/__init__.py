@@ -31,7 +31,7 @@ from memlab.ingest import ChunkStore
 from memlab.judges.registry import load_judge
 from memlab.protocols import LLM, Embedder, Judge, VectorIndex
 from memlab.records import ConflictType, Contradiction, IntegrityResult, Label, MemoryItem, Urgency, Verdict
-from memlab.store import MemoryStore
+from memlab.store import MemoryStore, StoreBackend, open_store
 
 __version__ = "0.1.0"
 
@@ -58,6 +58,7 @@ __all__ = [
     "MissingDependencyError",
     "NotFoundError",
     "Settings",
+    "StoreBackend",
     "UnknownComponentError",
     "Urgency",
     "VectorIndex",
@@ -65,5 +66,6 @@ __all__ = [
     "load_embedder",
     "load_judge",
     "open_memlab",
+    "open_store",
     "__version__",
 ]

@@ -134,6 +134,9 @@ class MemoryStore:
         elif is_postgres_url(path):
             from memlab.store.pg_backend import PostgresBackend
 
+            if index is not None:
+                raise InvalidInputError("The 'index' parameter of MemoryStore is for an SQLite file; PostgreSQL "
+                                        "indexes the vectors itself (pgvector).")
             backend = PostgresBackend(str(path))
         else:
             backend = SQLiteBackend(path, index_factory=index_factory, index=index,  # type: ignore[arg-type]
@@ -170,20 +173,30 @@ class MemoryStore:
     def closed(self) -> bool:
         return self.backend.closed
 
+    def _sqlite(self, what: str) -> SQLiteBackend:
+        if not isinstance(self.backend, SQLiteBackend):
+            raise InvalidInputError(f"MemoryStore.{what} is the SQLite backend's FAISS index; this store is on "
+                                    f"{self.backend.kind}, whose vectors are indexed in the database itself.")
+        return self.backend
+
     @property
     def index(self) -> VectorIndex:
-        """The SQLite backend's vector index (a cache of the stored vectors)."""
-        return self.backend.index  # type: ignore[attr-defined,no-any-return]
+        """The SQLite backend's vector index (a cache of the stored vectors).
+
+        Raises:
+            InvalidInputError: the store is on another backend.
+        """
+        return self._sqlite("index").index
 
     @property
     def index_opened(self) -> dict[str, Any]:
         """How the SQLite backend's index was opened (see :attr:`SQLiteBackend.index_opened`)."""
-        return self.backend.index_opened  # type: ignore[attr-defined,no-any-return]
+        return self._sqlite("index_opened").index_opened
 
     @property
     def index_rebuilds(self) -> int:
         """Full rebuilds of the SQLite backend's index."""
-        return self.backend.index_rebuilds  # type: ignore[attr-defined,no-any-return]
+        return self._sqlite("index_rebuilds").index_rebuilds
 
     def _owner(self, method: str) -> str:
         return f"{type(self).__name__}.{method}"
