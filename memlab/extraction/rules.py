@@ -13,10 +13,17 @@ How a message becomes facts:
    A slot fact gets the slot's template text ("L'utente si chiama Li Si") and a confidence from the rule:
    0.9 for explicit statements, 0.95 when the user corrects themselves ("anzi", "actually"), -0.2 when hedged
    ("forse", "credo", "maybe"). Negated statements ("non abito più a Roma") never fill a slot.
-4. **Free facts**: other first-person statements with at least ``min_content_words`` content words become
-   facts with their own (cleaned) text, confidence 0.6 (+0.1 with an entity, -0.15 when hedged). Preferences
-   ("mi piace", "preferisco", "I love") get type ``preference``; facts about other people (``mia sorella si
-   chiama Anna``) type ``relation``.
+4. **Free facts**: other first-person statements with at least ``min_content_words`` content words (one fewer
+   with a name or number, one fewer with a time anchor or a habit) become facts with their own (cleaned) text,
+   confidence 0.6 (+0.1 with an entity, -0.15 when hedged). Preferences ("mi piace", "preferisco", "I love") get
+   type ``preference``; facts about other people (``mia sorella si chiama Anna``) type ``relation``. Chit-chat
+   gives none: reactions to the other speaker ("I totally agree", "sono d'accordo"), feelings of the moment ("I was
+   so happy and thankful", "sono felice e grata"), intentions and cheers ("I'd love to ...", "mi piacerebbe",
+   "keep it up"), greetings and leave-taking, compliments to what the other shared ("I love the colors in this
+   painting"), remarks about something named before ("It helps me show my feelings"), opinions with nothing
+   lasting of the user ("Painting's great for expressing myself") and catch-up lines with nothing specific ("Been
+   a busy week since we talked"). A closing comment ("- it was really rewarding") and a vocative ("Jon, ...")
+   are cut from the fact's text.
 5. Tone and fatigue come from :func:`memlab.extraction.signals.measure`.
 """
 
@@ -80,44 +87,104 @@ _REACTION = _rx(
 # a first-person predicate that only reacts to the other speaker ("I'm glad", "I hope", "I agree")
 _SOCIAL = _rx(
     r"\bi(?:'m| am) (?:so |really |very )?(?:glad|happy for you|sorry to hear|proud of you|excited for you|"
-    r"here for you|thankful for you)\b|\bi (?:hope|agree|appreciate|bet|guess so|see|understand|can imagine|"
-    r"know what you mean|can'?t wait to (?:see|hear))\b|\b(?:sono contento per te|mi dispiace per|spero che|"
-    r"sono d'accordo|ti capisco|immagino)\b"
+    r"here for you|thankful for you)\b|\bi(?:'d| would)? (?:(?:100%|totally|really|completely|fully|so|just|also|"
+    r"absolutely|definitely|truly) )?(?:hope|agree|appreciate|bet|guess so|see|understand|can imagine|know what you mean|"
+    r"can'?t wait to (?:see|hear))\b|\b(?:sono contento per te|mi dispiace per|spero che|"
+    r"sono (?:(?:totalmente|pienamente|proprio|assolutamente) )?d'accordo|ti capisco|immagino|"
+    r"(?:ti )?(?:ringrazio|apprezzo) (?:molto |tanto |davvero )?(?:il tuo|la tua|i tuoi|le tue|che)\b)"
+    r"|我同意|我理解你|我也这么(?:想|觉得)"
 )
 # not durable: a feeling of the moment, an intention for the next minutes, encouragement, a pleasantry or a pointer
 # at a picture ("I'm so excited", "I'll let you know", "I'll keep going", "Can't wait", "Check out this pic"). They are
 # not facts about the user: stored, the integrity check compared them with everything (LoCoMo dev: most free facts
 # the observations do not hold were of this kind, and so were most false alarms). Plans ("I'm planning to adopt")
 # and events ("I went to a support group") are kept. Checked on the sentence without its lead ("well", "haha" ...).
-_FEELING = _rx(
-    r"^(?:i(?:'m| am)|i feel|i(?:'m| am) feeling|i felt|feeling)\s+(?:(?:so|really|very|super|pretty|kinda|a bit|"
-    r"totally|just|truly|also|still|a little|extremely|incredibly)\s+)*(?:excited|happy|glad|thankful|grateful|stoked|"
-    r"pumped|thrilled|hopeful|optimistic|proud|relieved|touched|inspired|blessed|lucky|amazed|impressed|curious|"
-    r"sorry|motivated|determined|psyched|eager|speechless|moved|honou?red|humbled|good|great|fine|ok|okay|"
-    r"positive|confident|ready|on it|in awe)\b(?P<rest>.*)$"
-    r"|^(?:sono|mi sento)\s+(?:(?:così|molto|davvero|proprio|super|tanto)\s+)*(?:felice|content[oa]|emozionat[oa]|"
-    r"grat[oa]|orgoglios[oa]|entusiast[ao]|ottimista|carich[oa]|pront[oa])\b(?P<rest_it>.*)$"
+_FEELING_EN = (
+    r"excited|happy|glad|thankful|grateful|stoked|pumped|thrilled|hopeful|optimistic|proud|relieved|touched|inspired|"
+    r"blessed|lucky|amazed|impressed|curious|sorry|motivated|determined|psyched|eager|speechless|moved|honou?red|"
+    r"humbled|good|great|fine|ok|okay|positive|confident|ready|on it|in awe|scared|nervous|worried|anxious|stressed|"
+    r"sad|upset|bummed|overwhelmed|tired|exhausted|over the moon|liberated|empowered|jealous|envious|a mix of"
 )
+_FEELING_IT = (
+    r"felice|content[oa]|emozionat[oa]|grat[oa]|orgoglios[oa]|entusiast[ao]|ottimista|carich[oa]|pront[oa]|"
+    r"spaventat[oa]|preoccupat[oa]|nervos[oa]|triste|stanc[oa]|agitat[oa]|sollevat[oa]|felicissim[oa]|invidios[oa]|"
+    r"gelos[oa]|curios[oa]|impressionat[oa]|ispirat[oa]|motivat[oa]|determinat[oa]|commoss[oa]|fortunat[oa]|"
+    r"colpit[oa]|toccat[oa]|sorpres[oa]|fiducios[oa]|positiv[oa]"
+)
+_FEELING_ADV = (r"so|really|very|super|pretty|kinda|a bit|totally|just|truly|also|still|a little|extremely|incredibly|"
+                r"absolutely|beyond|quite|così|molto|davvero|proprio|tanto|un po'|veramente")
+# one or more feeling words, chained ("so happy and thankful", "felice e grata")
+_FEELING = _rx(
+    rf"^(?:i(?:'m| am)|i feel|i(?:'m| am) feeling|i felt|feeling|i was|i(?:'ve| have) been|i got|i get)\s+"
+    rf"(?:(?:{_FEELING_ADV})\s+)*(?:{_FEELING_EN})\b"
+    rf"(?:\s*(?:,|and|&)\s*(?:(?:{_FEELING_ADV})\s+)*(?:{_FEELING_EN})\b)*(?P<rest>.*)$"
+    rf"|^(?:sono|mi sento|ero|mi sentivo|mi sono sentit[oa]|sono stat[oa])\s+(?:(?:{_FEELING_ADV})\s+)*"
+    rf"(?:{_FEELING_IT})\b(?:\s*(?:,|e)\s*(?:(?:{_FEELING_ADV})\s+)*(?:{_FEELING_IT})\b)*(?P<rest_it>.*)$"
+)
+# what a feeling is about when it only looks ahead at the next news ("I'm excited to see where it takes me")
+_FEELING_AHEAD = _rx(r"^\s*(?:to (?:see|hear|know|find out|watch)|about (?:it|this|that)|for (?:you|him|her|them)|"
+                     r"di (?:vedere|sapere|sentire|scoprire)|per (?:te|lui|lei|loro|voi))\b")
 _MOMENT = _rx(
-    # encouragement and determination
-    r"\b(?:keep (?:going|pushing|on|at it|chasing|plugging|working|trying|moving)|stay(?:ing)? (?:positive|focused|"
-    r"determined|optimistic|upbeat|strong|motivated|hopeful)|never (?:give up|quit)|(?:not|never) gonna (?:give up|"
-    r"quit|stop)|won'?t (?:give up|quit)|do (?:my|our) best|give it (?:my|our) (?:best|all)|push(?:ing)? forward)\b"
+    # encouragement and determination, as a cheer or an intention ("Keep going!", "I'm staying positive", "I'll keep
+    # pushing"); a habit stays a fact ("I stay motivated by reminding myself of my progress", "... so I stay focused")
+    r"^(?:(?:i'?ll|i will|i'?m|i am|we'?re|we'?ll|i'?m gonna|i am gonna|gonna|gotta|let'?s|just|always|so|and|"
+    r"(?:i |we )?(?:need|have|want|got) to|(?:i'?m |i am )?(?:trying|going) to)\s+)*"
+    r"(?:keep (?:going|pushing|on|at it|chasing|plugging|working|trying|moving|it up)|stay(?:ing)? (?:positive|focused|"
+    r"determined|optimistic|upbeat|strong|motivated|hopeful)|hang in there|push(?:ing)? forward)\b"
+    r"|\b(?:never (?:give up|quit)|(?:not|never) gonna (?:give up|quit|stop)|won'?t (?:give up|quit)|do (?:my|our) best|"
+    r"give it (?:my|our) (?:best|all)|(?:won'?t|not gonna|never) let (?:anything|anyone|it|that) get me down)\b"
+    # reassurance of the other speaker ("Don't worry, ...", "Non preoccuparti, ...")
+    r"|^(?:don'?t worry|no worries|non preoccuparti|non ti preoccupare|tranquill[oa])\b"
     # intentions of the moment
     r"|^(?:i'?ll|i will|i'?m gonna|i am gonna|i'?m going to|gonna|will)\s+(?:definitely |surely |totally )?"
+    r"(?:have to |need to |gotta )?"
     r"(?:let you know|keep you posted|keep|stay|check|try|think about|look into|see|give it|be there|catch you|talk|"
     r"tell you|send|show you|take a look|have a look|remember|consider|get back)\b"
-    r"|\bi'?d (?:love|like) to (?:check|see|try|join|hear|know|visit|come|meet|give)\b"
+    r"|\bi'?d (?:really |so |totally )?love to\b|\bi'?d like to (?:check|see|try|join|hear|know|visit|come|meet|give)\b"
     r"|^(?:i )?(?:can'?t wait|cannot wait|(?:am |'m )?looking forward to)\b|^(?:i )?(?:might|may|should) (?:try|check|give)\b"
     r"|\bi'?m off to\b|^(?:i )?(?:wish|hope)\b|\bgotta (?:tell|show|go|run|say)\b"
+    # greetings and leave-taking, disbelief, reassurance ("I'm doing well", "I've got to go, talk later", "I can't
+    # believe", "I'm sure it'll be worth it")
+    r"|^(?:i'?m|i am) doing (?:well|good|great|fine|ok|okay|alright)\b|\b(?:(?:got|have|need) to|gotta) (?:go|run)\b|"
+    r"\btalk (?:to you )?(?:later|soon)\b|\bcatch you later\b|^(?:i )?can'?t believe\b|\btime flies\b|"
+    r"^(?:i'?m|i am) not sure\b|^i know,? right\b|"
+    r"^(?:i'?m|i am) (?:so )?sure (?:it|things|everything|that|this|you|they)\b"
     # pleasantries and pointers at a shared picture
-    r"|^(?:check (?:out|this)|look at|here'?s|take a look|guess what|glad|happy to|so happy|thanks|thank you|"
-    r"time flies|good luck|congrats)\b"
+    r"|^(?:check (?:out|this|it)|look at|here'?s|here is|take a look|have a look)\b(?!.*\bmy\b)"
+    r"|^(?:check my|guess what|glad|happy to|so happy|thanks|thank you|good luck|congrats)\b"
     # Italian
-    r"|\b(?:non vedo l'ora|ti faccio sapere|ti farò sapere|farò del mio meglio|ce la farò|non mollo|continuerò così)\b"
-    r"|^(?:guarda|ecco)\b"
+    r"|\b(?:non vedo l'ora|ti faccio sapere|ti farò sapere|farò del mio meglio|ce la farò|non mollo|continuerò così|"
+    r"mi piacerebbe|mi farebbe (?:tanto |molto )?piacere|vorrei tanto|non ci posso credere|devo (?:scappare|andare)|"
+    r"ci sentiamo|a dopo|il tempo vola)\b"
+    r"|^(?:sto (?:bene|benone|alla grande)|tutto bene|non (?:sono sicur[oa]|lo so))\b"
+    r"|^sono (?:sicur[oa]|cert[oa]) che (?:andrà|sarà|andranno|saranno|ce la|tutto|ti|vi)\b"
+    r"|^(?:guarda|ecco|dai un'occhiata)\b(?!.*\b(?:mio|mia|miei|mie)\b)"
+    r"|^(?:tieni duro|non mollare|continua così|non arrenderti|forza)\b"
 )
-_MOMENT_ZH = re.compile(r"^我?(?:很|好|真|太|非常)?(?:开心|高兴|激动|感激|期待)|迫不及待|我会加油|告诉你|你看")
+# a line about the picture just shared ("That pic was from a show I went to"): a fact only with a time anchor
+_PICTURE = _rx(r"^(?:that|this|the|these|those|my) (?:pic|pics|photo|photos|picture|pictures|snap|shot)(?:'s)?\b|"
+               r"^(?:questa|quella|la|queste|quelle) (?:foto|immagine|immagini)\b|^这张(?:照片|图)")
+# a sentence about something named before ("It helps me show my feelings", "They're my biggest motivation", "Gives me
+# a visual of my progress"): out of its context it is no fact about the user, unless a date, number or name anchors it
+_PRONOUN_SUBJECT = _rx(
+    r"^(?:it|they|he|she|esso|essa|loro|lui|lei)\b(?!\s+(?:is|was|'s)\s+my\s+(?:name|birthday)\b)"
+    r"|^(?:this|that|these|those|questo|questa|quello|quella|questi|queste)\s+(?:is|was|has|have|had|are|were|will|"
+    r"would|helps?|gives?|makes?|reminds?|keeps?|means?|è|era|ha|hanno|sono|erano|mi)\b|^(?:this|that)'s\b"
+    r"|^(?:gives|helps|reminds|makes|keeps|mi aiuta|mi ricorda|mi fa|mi d[àa])\b|^(?:它|他们|她们|这|那)"
+)
+_I_SUBJECT = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|[Ii]o|[Ss]ono|[Hh]o|[Ss]to|[Ff]accio|[Vv]ado|[Aa]mo|[Aa]doro)\b|我")
+# a compliment to what the other just shared: a liking for "this"/"that" thing ("I love the colors in this painting",
+# "Adoro i colori di questo quadro"); a liking in general stays a preference ("I love painting landscapes")
+_SHOWN = _rx(
+    r"^i (?:(?:really|just|absolutely|totally|so) )?(?:love|like|adore|dig) (?:the [\w'-]+(?: [\w'-]+)? (?:in|of|on) )?"
+    r"(?:this|that|these|those)\b(?! (?:i|my|it|you|he|she|they|we|there)\b)"
+    r"|^(?:adoro|amo|mi piace|mi piacciono) (?:(?:il|lo|la|i|gli|le|l') ?[\w'-]+(?: [\w'-]+)? (?:di|in|del|dello|della|"
+    r"dei|degli|delle|nel|nella) )?(?:questo|questa|questi|queste|quel|quello|quella|quei|quegli|quelle)\b"
+    r"|^我(?:很|真|好)?喜欢(?:这|那)"
+)
+_VOCATIVE = re.compile(r"^[A-Z][\w'’-]*,\s*")
+_MOMENT_ZH = re.compile(r"^我?(?:很|好|真|太|非常)?(?:开心|高兴|激动|感激|期待)|迫不及待|我会加油|告诉你|"
+                        r"你看|让我(?:很|好|真|太|非常)?(?:开心|高兴|激动|感动)")
 # English needs a first-person *subject or possessive* (I, my): "we"/"me"/"us" alone do not make a fact of the user;
 # "our" only before the couple's own events ("Our wedding anniversary is 15 August" is the user's date)
 _FP_EN = re.compile(
@@ -128,9 +195,24 @@ _FP_EN = re.compile(
 _WE_EN = _rx(r"\b(?:we|we're|we've|we'd|our|ours|us|me)\b")
 # chat English drops the subject of a past event: "Got the tattoo a few years ago", "Been only to Rome once"
 _ELLIPTIC_EN = _rx(r"^(?:got|went|started|began|lost|been|had|made|took|bought|finished|ran|moved|visited|tried|met|"
-                   r"joined|picked up|quit|left|never (?:had|been|went|tried|liked))\b")
-_GENERIC_EN = _rx(r"^(?:it'?s|it is|it was|that'?s|that is|this is|this was|here'?s|here is|let'?s|there'?s|there is|"
-                  r"thanks|thank you|so glad|what a|you|your|knowing|moments like)\b")
+                   r"joined|picked up|quit|left|never (?:had|been|went|tried|liked)|"
+                   r"(?:still|currently|now|also) \w+ing)\b")
+# the user as the one a lasting thing acts on: "Family time matters to me", "Creativity and family keep me at peace",
+# "'Brave' has a lot of significance for me" (Italian counts "mi" already: "La famiglia mi dà pace")
+_EXPERIENCER_EN = _rx(
+    r"\b(?:matters?|mattered|means?|meant|keeps?|kept|helps?|helped|reminds?|reminded|gives?|gave|brings?|"
+    r"brought|inspires?|inspired|calms?|calmed|relaxes|relaxed|motivates?|motivated|drives?|taught|teaches|shaped)"
+    r"\s+(?:(?:so |a lot |a great deal |everything |the world )?(?:to|for) )?me\b"
+    r"|\b(?:significance|meaning|importance|special|important|precious|dear) (?:to|for) me\b"
+)
+_GENERIC_EN = _rx(r"^(?:it'?s|it is|it was|that'?s|that is|this is|this was|let'?s|there'?s|there is|"
+                  r"thanks|thank you|so glad|what a|you|your|knowing|moments like|sounds|that sounds|this sounds)\b"
+                  # a pointer at a picture is a fact only of the user's own thing: "Here's a photo of my horse painting"
+                  r"|^(?:here'?s|here is)\b(?!.*\bmy\b)")
+_GENERIC_IT = _rx(r"^(?:(?:mi )?sembra|che bell[oa]|che figata|dev'essere|deve essere|è (?:così |davvero |proprio )?"
+                  r"(?:bello|bellissimo|fantastico|importante)|grazie|tu|tuo|tua)\b")
+# the user among others in Italian: a first-person plural verb ("andiamo", "abbiamo visto"), counted with a time anchor
+_WE_IT = _rx(r"\b(?:noi|\w+iamo|siamo|abbiamo)\b")
 _FP_IT = _rx(
     r"\b(?:io|mi|mio|mia|miei|mie|me|noi|nostro|nostra|nostri|nostre|ci|sono|ho|sto|vado|faccio|abito|vivo|"
     r"lavoro|studio|preferisco|amo|adoro|odio|gioco|leggo|scrivo|cucino|corro|viaggio|suono|parlo|conosco|"
@@ -150,7 +232,8 @@ _NEGATION = _rx(r"\b(?:non|not|never|mai|no longer|più)\b|n't\b|不|没")
 _LEAD = _rx(
     r"^(?:(?:anzi|comunque|beh|be'|allora|oh|ah|eh|ok|okay|sì|si|no|well|actually|so|also|and|but|yeah|yes|"
     r"haha\w*|ahah\w*|lol|hey|hi|oh wow|wow|ma|e|poi|quindi|insomma|cmq|tra l'altro|by the way|btw|"
-    r"i mean|to be honest|honestly|ps)\b[\s,!.:;-]*)+"
+    r"i mean|to be honest|honestly|ps|fyi|i (?:have to|gotta|must) (?:say|admit)(?: that)?|"
+    r"devo (?:dire|ammettere)(?: che)?)\b[\s,!.:;-]*)+"
 )
 _PREF = _rx(r"\b(?:mi piace|mi piacciono|adoro|amo|odio|detesto|preferisco|non sopporto|i (?:really )?(?:like|love|"
             r"enjoy|hate|prefer|adore)|i'm (?:a (?:big )?fan of|into)|my (?:least )?favou?rite|(?:'s|is) my fave)\b|"
@@ -222,6 +305,8 @@ _CLAUSE = re.compile(
     # a spaced dash that opens a new first-person clause ("Thanks! Hope I do better - we never placed once")
     r"|\s+[-–—]\s+(?=(?:(?:in|since|for|as|but|so|and|honestly|really|still)\s+[^-–—]{0,30})?"
     r"(?:I|I'm|I've|I'd|we|we're|we've|my|our|io|ho|sono|non|abbiamo|siamo)\b)"
+    # a spaced dash before a question: "I finished another pottery project - want to see a pic?" states the project
+    r"|\s+(?:[-–—]|--)\s+(?=[^-–—?]*[?？]\s*$)"
 )
 _CJK_CHAR = re.compile(r"[\u3400-\u9fff]")
 _NOT_NAMES = frozenset("i me my mine you he she it we they the a an this that here there city home town work all "
@@ -240,27 +325,80 @@ def is_moment(sentence: str) -> bool:
         (True, True, False)
     """
     core = _LEAD.sub("", sentence.strip()).strip()
-    if _MOMENT.search(core) or _MOMENT_ZH.search(core):
+    bare = _LEAD.sub("", _VOCATIVE.sub("", core)).strip()  # "Jon, glad I could help!" -> "glad I could help!"
+    return _moment_core(core) or (bare != core and _moment_core(bare))
+
+
+def _moment_core(core: str) -> bool:
+    if _MOMENT.search(core) or _MOMENT_ZH.search(core) or _SHOWN.search(core):
+        return True
+    if _PICTURE.search(core) and not _ANCHOR.search(core):
         return True
     m = _FEELING.match(core)  # a bare feeling ("I'm so excited!"); "I'm thrilled to make a family for ..." says more
-    return bool(m) and len(keywords(m.group("rest") or m.group("rest_it") or "")) < 3
+    if not m:
+        return False
+    rest = re.sub(r",\s+[A-Z][a-z]+\W*$", "", m.group("rest") or m.group("rest_it") or "")  # no vocative
+    if _FEELING_AHEAD.match(rest):
+        return True
+    if _PROPER.search(rest) or re.search(r"\d", rest):  # "I was so happy when I adopted Max in 2019" tells an event
+        return False
+    return len(keywords(rest)) < 3
 
 
 # what makes a free fact worth keeping over its neighbours in the same message (see :func:`durability`)
 _ANCHOR = _rx(
-    r"\b(?:ago|since|years?|months?|decades?|yesterday|last (?:year|month|week|weekend|summer|winter|spring|fall|"
-    r"autumn|monday|tuesday|wednesday|thursday|friday|saturday|sunday|night)|when i was|as a (?:kid|child|teen(?:ager)?)|"
-    r"at age|growing up|(?:19|20)\d\d|(?:anni|mesi|settimane|giorni|tempo) fa|da quando|quando ero|da piccol[oa]|ieri|"
-    r"l'anno scorso|il mese scorso|la settimana scorsa)\b|年前|以前|去年|上个月|昨天|小时候"
+    r"\b(?:ago|since|years?|months?|decades?|yesterday|today|tonight|this morning|tomorrow|(?:last|next) (?:year|month|"
+    r"week|weekend|summer|winter|spring|fall|autumn|night|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)\w*|"
+    r"when i was|as a (?:kid|child|teen(?:ager)?)|at age|growing up|(?:19|20)\d\d|anni|mesi|decenni|"
+    r"(?:settimane|giorni|tempo) fa|"
+    r"da quando|quando ero|da piccol[oa]|ieri|oggi|stamattina|stasera|domani|l'anno scorso|il mese scorso|"
+    r"la settimana scorsa|(?:il mese|la settimana|l'anno|l'estate) prossim[oa])\b|年前|以前|去年|上个月|昨天|小时候|今天|明天|下个月"
 )
+_HABIT = _rx(r"\b(?:always|every (?:day|week|month|year|morning|night|weekend|summer)|usually|often|each (?:day|week)|"
+              r"sempre|ogni (?:giorno|settimana|mese|anno|mattina|sera|estate)|di solito|spesso)\b|总是|每天|经常")
 _SUBJECT_FIRST = _rx(r"^(?:i|i'm|i've|i'd|i was|my|io|mi|mio|mia|ho|sono|abito|vivo|lavoro|我)\b|^我")
 _PROPER = re.compile(r"(?<=[\w,;:\-–] )(?!I\b|I'|I’)[A-Z][\w'’-]+")
 _EVALUATIVE = _rx(
     r"\b(?:is|are|was|were|'s|it's) (?:so |really |very |super |such )?(?:key|important|great|amazing|awesome|cool|"
     r"fun|hard|tough|special|neat|nice|lovely|beautiful|wonderful|inspiring|powerful|crazy|wild)\b|"
     r"\bmakes? (?:sense|me (?:feel|think|realize|happy))\b|\bi find (?:it|that|this)\b|\bfeels? like\b|"
-    r"\bi (?:totally |really )?(?:agree|think|believe|feel that)\b|\bè (?:bellissim[oa]|important[ea]|fantastic[oa])\b"
+    r"\bi (?:totally |really )?(?:agree|think|believe|feel that)\b"
+    r"|\b(?:è|era|sono|erano|è stat[oa]|sono stat[ie]) (?:così |davvero |molto |proprio |super )?(?:fondamentale|"
+    r"important[ei]|bellissim[oaie]|fantastic[oaie]|stupend[oaie]|divertent[ei]|difficil[ei]|dur[oaie]|special[ei]|"
+    r"incredibil[ei]|pazzesc[oaie]|magnific[oaie]|potent[ei]|meraviglios[oaie]|fichissim[oaie])\b"
+    r"|\b(?:ha senso|mi fa (?:sentire|pensare|capire)|lo trovo|sembra)\b"
 )
+
+
+# words that say nothing specific about the user: a catch-up line ("Been a busy week since we talked", "Some cool
+# stuff happened", "Ultimamente è stato un periodo pieno di cose") has no content word outside them
+_VAGUE = frozenset(
+    "stuff things thing something anything everything lot lots week weeks day days time times lately recently busy "
+    "pretty cool tough great good nice awesome amazing happened talked spoke chat chatted going been really kinda "
+    "some since last wild crazy fun hard rough bit little much many having doing getting making "
+    "cose cosa qualcosa tutto niente settimana settimane giorno giorni periodo periodi tempo volta ultimamente bello "
+    "bella belli belle brutto brutta impegnativo impegnativa pesante tanto tante tanti molto fatto successo sentiti "
+    "parlato parlati pieno piena stato stata".split()
+)
+_RECENT = _rx(r"\b(?:recently|lately|just|di recente|appena|ultimamente)\b")
+
+
+def _about_antecedent(sentence: str) -> bool:
+    """Whether a sentence's subject is a pronoun for something said before (see ``_PRONOUN_SUBJECT``) and nothing
+    anchors it: no time anchor, no proper noun, no number, no clause with the user as subject ("Reminds me how much I
+    love performing" keeps "I love performing")."""
+    core = _LEAD.sub("", _VOCATIVE.sub("", _LEAD.sub("", sentence.strip()))).strip()
+    if not _PRONOUN_SUBJECT.match(core):
+        return False
+    return not (_ANCHOR.search(core) or _PROPER.search(core) or re.search(r"\d", core) or _I_SUBJECT.search(core))
+
+
+def _vague(sentence: str) -> bool:
+    """Whether a sentence names fewer than two specific things (one is enough with a time anchor: "here's a painting I
+    did recently")."""
+    specific = [w for w in keywords(sentence, k=20) if w not in _VAGUE]
+    anchored = _ANCHOR.search(sentence) or _RECENT.search(sentence) or ABSOLUTE_OR_FIRST.search(sentence)
+    return len(specific) < (1 if anchored else 2)
 
 
 def durability(sentence: str) -> int:
@@ -279,8 +417,25 @@ def durability(sentence: str) -> int:
     return score - bool(_EVALUATIVE.search(core))
 
 
+# a closing comment on the fact, after a dash or a comma: "I ran a charity race last Saturday - it was really rewarding",
+# "Sono stata a Parigi a maggio, è stato bellissimo"; the fact is kept without it
+_TAIL = re.compile(r"(?:\s+[-–—]+\s+(?:it'?s|it is|such)|(?:\s+[-–—]+\s+|,\s+)(?:it was|that was|what a|"
+                   r"can'?t wait|love it|è stat[oa]|che bello|non vedo l'ora|mi è piaciut[oa]))\b[^-–—]*$", re.I)
+
+
+_NOT_VOCATIVE = frozenset("also plus anyway now then still however besides well yes yeah sure okay ok oh so but and "
+                          "anyways meanwhile thanks honestly inoltre comunque allora poi ora adesso però quindi "
+                          "insomma grazie sì purtroppo infatti dunque intanto".split())
+
+
 def _clean_sentence(s: str) -> str:
-    s = re.sub(r"\s+", " ", s).strip()
+    s = _LEAD.sub("", re.sub(r"\s+", " ", s).strip())
+    s = _TAIL.sub("", s) or s
+    m = re.match(r"^([A-Z][a-z]+),\s+(?=\S)", s)
+    if m and not (m.group(1).lower().endswith(("ly", "mente")) or _ANCHOR.search(m.group(1)) or
+                  m.group(1).lower() in _NOT_VOCATIVE):
+        s = s[m.end():]
+    s = re.sub(r",\s+[A-Z][a-z]+([.!]*)$", r"\1", s)
     s = _LEAD.sub("", s).strip(" ,;:-")
     s = "".join(c for c in s if not (0x1F000 <= ord(c) <= 0x1FAFF or 0x2600 <= ord(c) <= 0x27BF or c in "\u200d\ufe0f"))
     s = s.strip()
@@ -527,39 +682,66 @@ class RuleExtractor:
             return keyed
         return self._free_fact(sentence, slang, hedged, kws, ents, topic)
 
+    def _min_words(self, sentence: str) -> int:
+        """Content words a free fact needs: one fewer with a name or a number, one fewer with a time anchor, a habit or
+        an absolute about that name ("I've been to Paris yesterday", "I've always loved horses", "Non sono mai stato in
+        America"); never fewer than one."""
+        core = _LEAD.sub("", sentence.strip())
+        named = bool(_PROPER.search(core) or re.search(r"\d", core))
+        anchored = bool(_ANCHOR.search(core) or _HABIT.search(core) or (named and ABSOLUTE_OR_FIRST.search(core)))
+        return max(1, self.min_content_words - anchored - named)
+
     def _free_fact(self, sentence: str, slang: str, hedged: bool, kws: tuple[str, ...], ents: Sequence[Any],
                    topic: str | None) -> list[Fact]:
         if _SOCIAL.search(sentence) or is_moment(sentence):
             return []
-        if slang == "zh":
-            fp, sp = sentence.count("我"), sentence.count("你")
-        elif slang == "en":
-            core = _LEAD.sub("", sentence)
-            if _GENERIC_EN.match(core):
-                return []
-            fp, sp = len(_FP_EN.findall(sentence)), len(_SP_EN.findall(sentence))
-            if fp == 0 and _ANCHOR.search(sentence):  # "we"/"our"/"me" with a time anchor: the user's own history
-                fp = len(_WE_EN.findall(sentence))
-            if fp == 0 and _ELLIPTIC_EN.match(core):  # "Got the tattoo a few years ago"
-                fp = 1
-        else:
-            fp, sp = len(_FP_IT.findall(sentence)), len(_SP_IT.findall(sentence))
+        fp, sp = _persons(sentence, slang)
         if fp == 0 or sp >= fp:
             return []
         n_content = len(kws) if slang != "zh" else word_count(sentence) // 2
         # an entity about the user ("I have 3 kids", "ho 2 gatti") is content enough
         counted = any(e.subject == "user" and e.attribute == "count" for e in ents)
-        if n_content < (1 if any(e.subject == "user" for e in ents) else self.min_content_words):
+        if n_content < (1 if any(e.subject == "user" for e in ents) else self._min_words(sentence)):
+            return []
+        if not ents and slang != "zh" and _vague(sentence):
+            return []
+        pref = bool(_PREF.search(sentence))
+        if _about_antecedent(sentence) or (durability(sentence) < 0 and not pref):  # an opinion, nothing lasting
             return []
         content = _clean_sentence(sentence)
         if not content or word_count(content) < 3:
             return []
         other = [e for e in ents if e.subject != "user"]
-        ftype = "preference" if _PREF.search(sentence) else ("relation" if other else "fact")
+        ftype = "preference" if pref else ("relation" if other else "fact")
         conf = (0.8 if counted else 0.6 + (0.1 if ents else 0.0)) - (0.15 if hedged else 0.0)
         extra = tuple(str(e.value) for e in ents if isinstance(e.value, str) and str(e.value) not in kws)
         return [Fact(content=content, confidence=round(conf, 3), type=ftype, keywords=(kws + extra)[:6], topic=topic,
                      evidence=sentence, rule="count" if counted else "first-person")]
+
+
+def _persons(sentence: str, slang: str) -> tuple[int, int]:
+    """How often a sentence speaks of the user (first person) and of the other speaker (second person); ``(0, 0)``
+    for a generic remark ("It's so important", "Sounds fun", "Che bello")."""
+    core = _LEAD.sub("", sentence)
+    if slang == "zh":
+        return sentence.count("我"), sentence.count("你")
+    if slang != "en":
+        if _GENERIC_IT.match(core):
+            return 0, 0
+        fp = len(_FP_IT.findall(core))
+        if fp == 0 and _WE_IT.search(core) and _ANCHOR.search(core):  # "Il mese prossimo andiamo in Giappone"
+            fp = 1
+        return fp, len(_SP_IT.findall(core))
+    if _GENERIC_EN.match(core):
+        return 0, 0
+    fp, sp = len(_FP_EN.findall(core)), len(_SP_EN.findall(core))
+    if fp == 0 and _ANCHOR.search(sentence):  # "we"/"our"/"me" with a time anchor: the user's own history
+        fp = len(_WE_EN.findall(sentence))
+    if fp == 0 and _ELLIPTIC_EN.match(core):  # "Got the tattoo a few years ago"
+        fp = 1
+    if fp == 0 and _EXPERIENCER_EN.search(core):  # "Family time matters to me", "Dancing keeps me going"
+        fp = 1
+    return fp, sp
 
 
 _IT_DIET = {"vegetarian": "vegetariana", "vegan": "vegana", "pescatarian": "pescetariana", "gluten-free": "senza glutine"}
