@@ -220,10 +220,10 @@ class MemoryStore:
         """
         self.backend.flush()
 
-    def rebuild_index(self) -> Any:
-        """Rebuild the vector index from the stored vectors (no re-embedding): a fresh FAISS index on SQLite, a
-        ``REINDEX`` (or the build a bulk load left out) on PostgreSQL."""
-        return self.backend.rebuild_index()
+    def rebuild_index(self) -> None:
+        """Rebuild the vector index from the stored vectors (no re-embedding): a fresh FAISS index on SQLite (then
+        :attr:`index`), a ``REINDEX`` (or the build a bulk load left out) on PostgreSQL."""
+        self.backend.rebuild_index()
 
     def probe(self) -> int:
         """Count all memories through a fresh connection or the server (a health check)."""

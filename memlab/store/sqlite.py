@@ -430,7 +430,7 @@ class SQLiteBackend(SQLReads):
                     f"Got an index of dimension {self._custom_index.dim} instead."
                 )
             fresh = not self._reembedded and self._consistent(self._custom_index)
-            return self._custom_index if fresh else self.rebuild_index()
+            return self._custom_index if fresh else self._rebuild_index()
         if self._index_path is not None and self._index_path.exists():
             try:
                 idx = self._load_index_file()
@@ -439,7 +439,7 @@ class SQLiteBackend(SQLReads):
                 log.warning("FAISS index %s is inconsistent with SQLite: rebuilding", self._index_path)
             except Exception as exc:  # a corrupt cache is rebuilt, never fatal
                 log.warning("FAISS index %s unreadable (%s): rebuilding", self._index_path, exc)
-        return self.rebuild_index()
+        return self._rebuild_index()
 
     def _load_index_file(self) -> VectorIndex | None:
         """The index in ``<path>.faiss``, or None when it is of another format or factory (then rebuilt)."""
@@ -584,11 +584,14 @@ class SQLiteBackend(SQLReads):
         else:
             self.index.add(ids, vecs)
 
-    def rebuild_index(self) -> VectorIndex:
+    def rebuild_index(self) -> None:
         """Rebuild the vector index from the vectors stored in SQLite (no re-embedding).
 
         The default FAISS index is replaced by a fresh one; an index given as ``index=`` is emptied and refilled.
         """
+        self._rebuild_index()
+
+    def _rebuild_index(self) -> VectorIndex:
         idx: Any
         if self._custom_index is not None:
             idx = self._custom_index
