@@ -61,6 +61,7 @@ from typing import Any
 from memlab.errors import InvalidInputError, MissingDependencyError
 
 __all__ = [
+    "lemma",
     "DEFAULT_LANGUAGES",
     "FUNCTION_WORDS",
     "BIDI_CONTROLS",
@@ -264,6 +265,24 @@ _EN = frozenset(
 )
 #: Function words of Italian and English (also stop words for keyword extraction).
 FUNCTION_WORDS: frozenset[str] = _IT | _EN
+
+
+@lru_cache(maxsize=16384)
+def lemma(word: str, lang: str = "it") -> str:
+    """The casefolded lemma of an Italian or English word (``simplemma``, both dictionaries, ``lang``'s first: a short
+    Italian sentence misread as English still lemmatises); the word as written where simplemma cannot read it.
+
+    Example:
+        >>> lemma("gatti"), lemma("sisters", "en"), lemma("vado")
+        ('gatto', 'sister', 'andare')
+    """
+    import simplemma
+
+    w = word.casefold().strip("'")
+    try:
+        return str(simplemma.lemmatize(w, lang=("en", "it") if lang == "en" else ("it", "en"))).casefold()
+    except (ValueError, TypeError):  # simplemma cannot read it: the word as written
+        return w
 
 
 def detect_lang(text: str) -> str:

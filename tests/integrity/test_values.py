@@ -180,15 +180,6 @@ def test_place_consistent_only_for_short_agreeing_pairs() -> None:
     assert _d(long, "I live in Italy") is None
 
 
-def test_gazetteer_is_loaded_once() -> None:
-    V.resolve_place("Milano")
-    before = V._cities.cache_info()
-    for _ in range(5):
-        V.resolve_place("Parigi")
-    after = V._cities.cache_info()
-    assert after.misses == before.misses and after.currsize == 1
-
-
 # ---------------------------------------------------------------------------------------------------- absolutes
 @pytest.mark.parametrize(("old", "new"), [
     ("Non bevo mai alcolici", "Bevo un bicchiere di vino a ogni cena"),
@@ -208,7 +199,6 @@ def test_absolute_vs_habit(old: str, new: str) -> None:
     ("Non bevo mai alcolici la sera", "Bevo vino a cena"),  # the absolute is restricted
     ("Non bevo mai alcolici, tranne a Natale", "Bevo vino a cena"),
     ("Non bevo quasi mai alcolici", "Bevo vino a cena"),
-    ("I never drink beer", "I drink wine"),  # another item
     ("I never drink", "I drink coffee every morning"),  # "never drink" is alcohol
     ("I never eat meat", "I had fish for dinner"),
     ("I never drink alcohol", "I had an alcohol-free beer"),
@@ -226,6 +216,39 @@ def test_absolute_vs_habit(old: str, new: str) -> None:
 def test_absolute_stays_quiet(old: str, new: str) -> None:
     d = _d(old, new)
     assert d is None or d.layer != "absolute", d
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("I never drink beer", "I drink wine"),
+    ("I never eat pork", "I have chicken for dinner most nights"),
+    ("Non mangio mai maiale", "Mangio pollo ogni settimana"),
+])
+def test_absolute_against_another_item_of_its_category_is_consistent(old: str, new: str) -> None:
+    _consistent(old, new, "absolute")
+    _consistent(new, old, "absolute")
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Non vado mai in palestra", "Vado in palestra tre volte a settimana"),
+    ("I never drive to work", "I drive to work every day"),
+    ("Non faccio mai colazione", "Faccio colazione ogni mattina al bar"),
+    ("我从来不吃辣", "我每天都吃辣的"),
+])
+def test_absolute_against_a_habit_of_any_activity(old: str, new: str) -> None:
+    d = _contra(old, new, "absolute")
+    assert d.info["category"] == "activity" and d.old == old
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("I never drive to work", "I drive to my parents' place every Sunday"),  # work is not in the habit
+    ("Non bevo mai caffè", "Bevo tè ogni mattina"),
+    ("I never cook", "My husband cooks every night"),  # another person
+    ("Non vado mai in palestra", "Non vado in palestra da mesi"),  # no habit
+    ("I never run in the evening", "I always run in the morning"),
+])
+def test_absolute_against_another_activity_stays_quiet(old: str, new: str) -> None:
+    d = _d(old, new)
+    assert d is None or not d.contradiction, d
 
 
 # ---------------------------------------------------------------------------------------------------- health
@@ -378,3 +401,68 @@ def test_checker_without_the_values_level(store: MemoryStore) -> None:
 def test_checker_english_explanation(store: MemoryStore) -> None:
     res, _ = _check(store, "Abito a Milano", "Vivo in Francia", lang="en")
     assert res.contradictions[0].explanation.startswith("The places disagree")
+
+
+# ---------------------------------------------------------------------------------------------------- status
+@pytest.mark.parametrize(("old", "new"), [
+    ("Non ho ancora iniziato la tesi", "Ho consegnato la tesi la settimana scorsa"),
+    ("I haven't painted the kitchen yet", "I finished painting the kitchen on Sunday"),
+    ("我还没开始写论文", "我的论文已经写完了"),
+])
+def test_status_not_yet_against_done(old: str, new: str) -> None:
+    d = _contra(old, new, "status")
+    assert d.type is ConflictType.STATUS and (d.old, d.new) == (old, new)
+    _contra(new, old, "status")
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("I finished my degree", "I haven't started looking for a job yet"),  # two different things
+    ("I haven't booked the flights yet", "I already booked the hotel"),  # a shared verb is not the same thing
+    ("Ho iniziato il corso di yoga", "Sto ancora frequentando il corso di yoga"),  # started and in progress
+    ("Mia sorella non ha ancora finito la tesi", "Ho finito la tesi"),  # another person
+])
+def test_status_stays_quiet(old: str, new: str) -> None:
+    d = _d(old, new)
+    assert d is None or d.layer != "status", d
+
+
+# ---------------------------------------------------------------------------------------------------- counts of any thing
+@pytest.mark.parametrize(("old", "new"), [
+    ("Ho due gatti", "I miei gatti si chiamano Birba, Nuvola e Pepe"),
+    ("I have three sisters", "My sisters, Ann and Lucy, live in Leeds"),
+    ("Ho un solo fratello", "I miei fratelli sono Piero e Gianni"),
+    ("我养了两只狗", "我的狗叫旺财、小黑和豆豆"),
+    ("我有两个姐姐", "我的三个姐姐都结婚了"),
+])
+def test_count_of_any_thing_against_its_list(old: str, new: str) -> None:
+    _contra(old, new, "count")
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Ho tre gatti", "I miei gatti si chiamano Birba, Nuvola e Pepe"),
+    ("I have two sisters", "My sisters are Ann and Lucy"),
+])
+def test_count_of_any_thing_matching_its_list(old: str, new: str) -> None:
+    _consistent(old, new, "count")
+
+
+# ---------------------------------------------------------------------------------------------------- health, any food
+@pytest.mark.parametrize(("old", "new"), [
+    ("Sono allergica ai gamberi", "Mangio gamberetti ogni settimana senza problemi"),
+    ("Sono intollerante al lattosio", "Mangio formaggio tutti i giorni e sto benissimo"),
+    ("I can't eat gluten", "I have pasta every day with no problems"),
+    ("我对花生过敏", "我每天都吃花生酱，一点事都没有"),
+])
+def test_allergy_against_eating_it_as_a_habit(old: str, new: str) -> None:
+    _contra(old, new, "health")
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("I'm allergic to bee stings", "I put honey in my tea every morning with no problem"),
+    ("Sono allergico alle arachidi", "Mangio mandorle ogni giorno"),
+    ("Sono allergico ai crostacei", "Evito i crostacei per l'allergia"),
+    ("My son is allergic to milk", "I drink milk every day"),
+])
+def test_allergy_and_another_food_or_person_stays_quiet(old: str, new: str) -> None:
+    d = _d(old, new)
+    assert d is None or not d.contradiction, d

@@ -1,0 +1,222 @@
+"""Absolutes against habits for any activity, in Italian, English and Chinese: the open-vocabulary half of the
+``absolute`` layer of :mod:`memlab.integrity.values` (whose word lists cover alcohol, meat, smoking and coffee).
+
+"Non vado mai in palestra" / "Vado in palestra tre volte a settimana", "I never drive to work" / "I drive to work
+every day", "我从来不吃辣" / "我每天都吃辣的". An absolute is a first-person clause with "mai / never / 从不 / 从来不"
+and nothing that softens it; a habit is a first-person clause that is not negated and says how often ("ogni",
+"every", "tre volte a settimana", "每天"). They clash when every content word of the absolute (lemmas, by
+``simplemma``; Chinese: the words after the marker, as written) is in the habit: the same action on the same thing.
+"I never drive to work" / "I drive to my parents' every Sunday" do not (work is not in the habit), nor do
+"Non bevo mai caffè" / "Bevo tè ogni mattina".
+"""
+
+from __future__ import annotations
+
+import re
+
+from memlab.entities import _vocab as V
+from memlab.text import lemma
+
+__all__ = ["absolute_frames", "clash", "habit_frames", "status_clash", "status_frames"]
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_WORD = re.compile(r"[a-zà-ÿ']+", re.I)
+_CLAUSES = re.compile(r"[.;!?。！？；\n]|,(?!\d)|，|\b(?:ma|but|però|however|tuttavia)\b|但是|但|可是|不过", re.I)
+_MARK = re.compile(r"\b(?:mai|never)\b", re.I)
+_MARK_ZH = re.compile(r"(?:从来都不|从来不|从不|从没|从未|从来没有?|绝不)")
+_SOFT = re.compile(
+    r"\b(?:quasi|hardly|almost|tranne|except|unless|se non|a parte|apart from|before|prima|dopo|after|più|anymore|"
+    r"any more|again|ancora|yet|until|fino|since|da quando|quando|when|without|senza|alone|da sol[oa])\b|"
+    r"除了|几乎|很少|以前|之前|以后|再|还", re.I)
+_NEG = re.compile(r"\b(?:non|not|no|never|mai|n't|don't|didn't|doesn't|nessun[oa]?|niente|nothing)\b|n't\b|不|没|别|未",
+                  re.I)
+_OTHER_PRONOUN = re.compile(r"\b(?:he|she|they|lui|lei|loro)\b|他|她", re.I)
+
+
+def _other(text: str) -> bool:
+    """Another person in the text: a pronoun or the entity extractor's other-person cues ("mia sorella", "my
+    husband", "我妈妈")."""
+    return bool(_OTHER_PRONOUN.search(text) or V.OTHER_PERSON.search(text) or V.OTHER_PERSON_NAMED.search(text))
+_FIRST = re.compile(r"\bI\b|\b(?i:i'm|i've|i'd|io|we|noi)\b|我")  # "I" capital: Italian "i" is an article
+_HABIT = re.compile(
+    r"\b(?:ogni|tutti i|tutte le|sempre|spesso|every|each|daily|always|often|usually|di solito|regolarmente|"
+    r"regularly|most (?:days|nights|mornings|evenings)|volte|times)\b|al giorno|a day|a week|alla settimana|"
+    r"a settimana|每天|天天|经常|总是|每周|每晚|每个|常常|一直", re.I)
+_ZH_HABIT_WORDS = re.compile(r"每天|天天|经常|总是|每周|每晚|每个[月周星期]|常常|一直|都|晚上|早上|周末|两个小时|[一二两三四五六七八九十\d]+(?:次|个小时|小时)")
+_EXTRA_STOP = frozenset({
+    "mai", "never", "ever", "ogni", "every", "each", "volta", "volte", "time", "times", "settimana", "week", "giorno",
+    "day", "always", "sempre", "spesso", "often", "usually", "solito", "really", "proprio", "davvero", "vita",
+    "life", "in", "a", "the",
+})
+
+
+_STOP = _EXTRA_STOP | frozenset("""
+i me my we our you it its this that these those a an the of to in on at for with from by about into over and or
+but not no don't do does did doesn't didn't am is are was were be been being have has had i'm i've i'd we're
+io noi tu mi ci ti si ne non il lo la l' i gli le un una uno un' di del dello della dei degli delle a al allo alla ai
+agli alle da dal dalla dai in nel nello nella nei negli nelle con su sul sulla per tra fra e ed o che chi sono è
+ho hai ha abbiamo avete hanno sono sei siamo mio mia miei mie tutti tutte tutto tutta
+""".split())
+
+
+def _content(clause: str, lang: str) -> frozenset[str]:
+    words = [w for w in _WORD.findall(clause.casefold()) if w not in _STOP]
+    return frozenset(lemma(w, lang) for w in words if len(w) > 1) - _EXTRA_STOP
+
+
+def _first_person(clause: str, lang: str) -> bool:
+    """"I" / "we" / "io" in the clause, or (Italian drops the subject) a clause that opens with an inflected verb
+    or "non": "Vado in palestra", "Non guardo mai la TV"; not "John drives to work"."""
+    if _FIRST.search(clause):
+        return True
+    words = _WORD.findall(clause)
+    if not words:
+        return False
+    if words[0].casefold() == "non":
+        return True
+    first = words[1] if words[0].casefold() in ("ci", "mi", "ne") and len(words) > 1 else words[0]
+    return lemma(first, "it") != first.casefold()
+
+
+def _clauses(text: str) -> list[str]:
+    return [c.strip() for c in _CLAUSES.split(text) if c and c.strip()]
+
+
+def absolute_frames(text: str, lang: str) -> tuple[tuple[frozenset[str] | str, str], ...]:
+    """(content lemmas, or for Chinese the words after the marker, clause) of the user's absolutes.
+
+    Example:
+        >>> absolute_frames("Non vado mai in palestra.", "it")[0][0] == frozenset({"andare", "palestra"})
+        True
+    """
+    if _other(text):
+        return ()
+    out: list[tuple[frozenset[str] | str, str]] = []
+    for clause in _clauses(text):
+        if _SOFT.search(clause):
+            continue
+        if _CJK.search(clause):
+            m = _MARK_ZH.search(clause)
+            if m is None or not (clause[:m.start()] in ("", "我", "我们") or clause.startswith("我")):
+                continue
+            rest = re.sub(r"[了过的呢啊吧。，！\s]", "", clause[m.end():])
+            if 2 <= len(rest) <= 6:
+                out.append((rest, clause))
+            continue
+        if not _MARK.search(clause) or not _first_person(clause, lang):
+            continue
+        content = _content(clause, lang)
+        if 1 <= len(content) <= 3:
+            out.append((content, clause))
+    return tuple(out)
+
+
+def habit_frames(text: str, lang: str) -> tuple[tuple[frozenset[str] | str, str], ...]:
+    """(content lemmas, or for Chinese the clause itself, clause) of the user's habits: first person, not negated,
+    with how often."""
+    if _other(text):
+        return ()
+    out: list[tuple[frozenset[str] | str, str]] = []
+    for clause in _clauses(text):
+        if not _HABIT.search(clause) or _NEG.search(clause) or _SOFT.search(clause):
+            continue
+        if _CJK.search(clause):
+            if clause.startswith("我"):
+                out.append((_ZH_HABIT_WORDS.sub("", clause), clause))
+            continue
+        if not _first_person(clause, lang):
+            continue
+        out.append((_content(clause, lang), clause))
+    return tuple(out)
+
+
+def clash(absolutes: tuple[tuple[frozenset[str] | str, str], ...],
+          habits: tuple[tuple[frozenset[str] | str, str], ...]) -> tuple[str, str] | None:
+    """(absolute clause, habit clause) of the first absolute whose every content word is in a habit, or ``None``.
+
+    Example:
+        >>> clash(absolute_frames("I never drive to work", "en"), habit_frames("I drive to work every day", "en"))
+        ('I never drive to work', 'I drive to work every day')
+    """
+    for content, clause in absolutes:
+        for hcontent, hclause in habits:
+            if isinstance(content, str):
+                if isinstance(hcontent, str) and content in hcontent:
+                    return clause, hclause
+            elif isinstance(hcontent, frozenset) and content <= hcontent:
+                return clause, hclause
+    return None
+
+
+# ====================================================================================== not yet vs done
+_PENDING = re.compile(
+    r"\b(?:non\b.{0,40}\bancora|ancora da|devo ancora|not\b.{0,40}\byet|haven't\b.{0,40}\byet|still have to|"
+    r"still need to|have yet to|not started|non ho (?:ancora )?(?:iniziato|cominciato))\b|"
+    r"\b(?:haven't|have not|hasn't|non ho)\s+(?:even\s+)?(?:started|begun|iniziato|cominciato)\b|还没|尚未|还未", re.I)
+_DONE = re.compile(
+    r"\b(?:già|finito|terminato|completato|concluso|consegnato|spedito|chiuso|finished|completed|done|already|"
+    r"submitted|sent|wrapped up|handed in)\b|已经|完了|完成|做完|考完|装修完|结束了|搞定", re.I)
+_STATUS_WORDS = frozenset("""
+ancora già finito finire terminato terminare completato completare concluso concludere iniziato iniziare cominciato
+cominciare devo dovere yet still already finish finished complete completed done start started begin begun need
+have yet ieri yesterday weekend settimana scorsa last over
+""".split())
+_ZH_MARKS = re.compile(r"还没有?|尚未|还未|已经|完了|完成|做完|开始|结束了|搞定|了|的|我|都|在|等|下个月|入住|，")
+
+
+def status_frames(text: str, lang: str) -> tuple[tuple[str, frozenset[str] | str, str], ...]:
+    """(``pending`` | ``done``, content lemmas or for Chinese the clause without its markers, clause) of the
+    user's things not yet done and done: "Non ho ancora prenotato le vacanze", "I finished the book club novel",
+    "新房子已经装修完了".
+
+    Example:
+        >>> [f[0] for f in status_frames("Non ho ancora prenotato le vacanze", "it")]
+        ['pending']
+    """
+    if _other(text):
+        return ()
+    out: list[tuple[str, frozenset[str] | str, str]] = []
+    for clause in [c.strip() for c in re.split(r"[.;!?。！？；\n]", text) if c.strip()]:
+        pending = _PENDING.search(clause)
+        if pending is None and (not _DONE.search(clause) or (_NEG.search(clause) and not _CJK.search(clause))):
+            continue
+        kind = "pending" if pending is not None else "done"
+        if _CJK.search(clause):
+            out.append((kind, _ZH_MARKS.sub("", clause), clause))
+        else:
+            content = frozenset(x for x in _content(clause, lang) if x not in _STATUS_WORDS) - _verbs(clause, lang)
+            if content:
+                out.append((kind, content, clause))
+    return tuple(out)
+
+
+_VERB_FORM = re.compile(r"^[a-zà-ÿ]{3,}(?:ed|ing|at[oaie]|it[oaie]|ut[oaie]|are|ere|ire)$", re.I)
+_AFTER_SUBJECT = re.compile(r"\b(?:i|we|haven't|hasn't|have|had|not|ho|ha|abbiamo|devo|sto)\s+([a-zà-ÿ']+)", re.I)
+
+
+def _verbs(clause: str, lang: str) -> frozenset[str]:
+    """Lemmas of the words that look like the clause's verbs (participles, infinitives, "-ing", the word after
+    "I" / "ho"): a shared verb alone ("booked the flights" / "booked the hotel") is not the same thing."""
+    words = {w for w in _WORD.findall(clause.casefold()) if _VERB_FORM.match(w)}
+    words |= {m.group(1) for m in _AFTER_SUBJECT.finditer(clause.casefold())}
+    return frozenset(lemma(w, lang) for w in words)
+
+
+def _zh_overlap(a: str, b: str) -> bool:
+    return any(a[i:i + 2] in b for i in range(len(a) - 1))
+
+
+def status_clash(old: tuple[tuple[str, frozenset[str] | str, str], ...],
+                 new: tuple[tuple[str, frozenset[str] | str, str], ...]) -> tuple[str, str] | None:
+    """(old clause, new clause) where one says a thing is not yet done and the other that it is done, about the same
+    thing (a shared content word; Chinese: two characters in common), or ``None``."""
+    for kind, content, clause in old:
+        for nkind, ncontent, nclause in new:
+            if kind == nkind:
+                continue
+            if isinstance(content, str) and isinstance(ncontent, str):
+                if _zh_overlap(content, ncontent):
+                    return clause, nclause
+            elif isinstance(content, frozenset) and isinstance(ncontent, frozenset) and content & ncontent:
+                return clause, nclause
+    return None

@@ -1,0 +1,114 @@
+"""Counts of any countable thing and the lists that name them, in Italian, English and Chinese, for the ``count``
+layer of :mod:`memlab.integrity.values`: "Ho due gatti" / "I miei gatti sono Micio, Fuffi e Pallina", "I have
+three sisters" / "My sisters, Kate and Emily, live in Ohio", "我有两个哥哥" / "我的三个哥哥都在北京工作".
+
+A count is a first-person possession or ability with a number ("ho / possiedo / suono 2 X", "I have / own / play
+2 X", "我有 / 养了 / 会弹 2 个 X"; the text's numbers already in digits); a list is a definitional enumeration of
+the user's X ("i miei X sono / si chiamano A, B e C", "my X are A and B", "my X, A and B, ...", "我的 X 叫 A、B
+和 C"). Things are compared by lemma (``simplemma``: "gatti" and "gatto", "sisters" and "sister"); Chinese by
+the noun as written. Languages and children have their own readers in ``values`` and are left to them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memlab.text import lemma
+
+__all__ = ["noun_counts", "noun_lists"]
+
+#: nouns the values module counts itself (languages, children): left alone here
+_OWN = re.compile(r"^(?:lingu|languag|figli|figlio|figlie|figlia|bambin|kid|child|son|daughter)", re.I)
+_STOP_NOUNS = frozenset({
+    "anni", "anno", "years", "year", "volte", "volta", "times", "time", "giorni", "giorno", "days", "day", "ore",
+    "hours", "minuti", "minutes", "settimane", "weeks", "mesi", "months", "euro", "dollars", "km", "kg", "chili",
+    "metri", "cm", "pounds", "miles",
+})
+_COUNT_IT_EN = re.compile(
+    r"\b(?:ho|abbiamo|possiedo|suono|i have|i've got|i have got|i own|we have|we own|i play|i've)\s+"
+    r"(?:(?:solo|soltanto|only|just)\s+)?(?P<n>\d{1,2}|un solo|una sola|un'unica|only one|a single|one)\s+"
+    r"(?:(?:solo|sola|unico|unica)\s+)?(?P<noun>[a-zà-ÿ]{3,20})\b", re.I)
+_MEASURE = "个只条位辆把种台部座套间匹头"
+_ZH_STOP = "都也在是叫和、，。,.的了就还住已很去"
+_COUNT_ZH = re.compile(rf"我(?:有|养了|养着|养|会弹|会拉|会吹|会|家有)(?P<n>\d{{1,2}})[{_MEASURE}]?(?P<noun>[^\d{_ZH_STOP}]{{1,3}})")
+_COUNT_ZH_MY = re.compile(rf"我的(?P<n>\d{{1,2}})[{_MEASURE}](?P<noun>[^\d{_ZH_STOP}]{{1,3}})")
+_LIST_IT_EN = re.compile(
+    r"\b(?:(?:i miei|le mie|my)\s+(?P<noun>[a-zà-ÿ]{3,20})|(?:gli|i|le|the)\s+(?P<rnoun>[a-zà-ÿ]{3,20})\s+"
+    r"(?:che\s+(?:ho|suono|possiedo)|(?:that|which)\s+i\s+(?:have|own|play)))\s*"
+    r"(?:(?P<cop>si chiamano|sono|are called|are named|are)\s*:?\s+|(?P<app>,)\s*)", re.I)
+_LIST_ZH = re.compile(rf"我的(?P<noun>[^\d{_ZH_STOP}]{{1,3}}?)(?:分别)?(?:叫做|叫|是)")
+_SPLIT = re.compile(r"\s*(?:,|，|、)\s*(?:(?:and|e|ed)\s+)?|\s+(?:and|e|ed|&)\s+|和|及|跟")
+_NAME = re.compile(r"^(?:[A-Z][a-zà-ÿ]+|[\u4e00-\u9fff]{1,3})$")
+_ITEM = re.compile(r"^(?:(?:il|lo|la|l'|i|gli|le|un|una|uno|a|an|the)\s+)?[\wà-ÿ'-]+(?:\s+[\wà-ÿ'-]+)?$", re.I)
+
+
+def _key(noun: str, lang: str) -> str | None:
+    if re.search(r"[\u4e00-\u9fff]", noun):
+        return f"noun:{noun}"
+    if noun.casefold() in _STOP_NOUNS or _OWN.match(noun):
+        return None
+    return f"noun:{lemma(noun, lang)}"
+
+
+def _number(raw: str) -> int:
+    return int(raw) if raw.isdigit() else 1
+
+
+def noun_counts(norm: str, lang: str) -> dict[str, tuple[int, str]]:
+    """``noun:<lemma>`` -> (count, phrase) of the first-person counts in a number-normalised text.
+
+    Example:
+        >>> noun_counts("Ho 2 gatti e un cane", "it")
+        {'noun:gatto': (2, '2 gatti')}
+    """
+    out: dict[str, tuple[int, str]] = {}
+    for m in _COUNT_IT_EN.finditer(norm):
+        key = _key(m.group("noun"), lang)
+        if key is not None:
+            out.setdefault(key, (_number(m.group("n")), f"{m.group('n')} {m.group('noun')}"))
+    for rx in (_COUNT_ZH, _COUNT_ZH_MY):
+        for m in rx.finditer(norm):
+            key = _key(m.group("noun"), "zh")
+            if key is not None:
+                out.setdefault(key, (int(m.group("n")), m.group(0).removeprefix("我的").removeprefix("我")))
+    return out
+
+
+def _items(rest: str, names_only: bool) -> list[str]:
+    rest = re.split(r"[.!?;:。！？；\n]", rest, maxsplit=1)[0]
+    items: list[str] = []
+    for part in _SPLIT.split(rest):
+        part = part.strip(" '\"")
+        if not part:
+            continue
+        ok = _NAME.match(part) if names_only else (_NAME.match(part) or _ITEM.match(part))
+        if not ok:
+            first = part.split()[0] if part.split() else ""
+            if _NAME.match(first) and not re.search(r"[\u4e00-\u9fff]", first):
+                items.append(first)  # "Andrea vivono ...": the list ends with Andrea
+            break
+        items.append(part)
+    return items
+
+
+def noun_lists(norm: str, lang: str) -> dict[str, tuple[int, str, bool]]:
+    """``noun:<lemma>`` -> (items, phrase, definitional) of the definitional lists of the user's things.
+
+    Example:
+        >>> noun_lists("I miei gatti sono Micio, Fuffi e Pallina", "it")
+        {'noun:gatto': (3, 'Micio, Fuffi, Pallina', True)}
+    """
+    out: dict[str, tuple[int, str, bool]] = {}
+    for m in _LIST_IT_EN.finditer(norm):
+        key = _key(m.group("noun") or m.group("rnoun"), lang)
+        if key is None:
+            continue
+        items = _items(norm[m.end():], names_only=m.group("app") is not None)
+        if len(items) >= 2 or (len(items) == 1 and m.group("cop")):
+            out.setdefault(key, (len(items), ", ".join(items), True))
+    for m in _LIST_ZH.finditer(norm):
+        key = _key(m.group("noun"), "zh")
+        items = _items(norm[m.end():], names_only=False)
+        if key is not None and len(items) >= 2:
+            out.setdefault(key, (len(items), "、".join(items), True))
+    return out
