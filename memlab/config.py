@@ -72,6 +72,10 @@ class Settings(BaseSettings):
     (:func:`memlab.integrity.patterns.absolute_stems`); they go to the judge right after the same-key pairs. 0:
     none. Chosen on the LoCoMo dev replays (``memlab eval alarms --split dev --plants
     datasets/locomo_plants/dev.jsonl``)."""
+    integrity_max_lexical_candidates: int = Field(3, ge=0)
+    """Memories compared with any new one because they share its rarest content-word stems, whatever their cosine
+    ("Ho un solo fratello" / "I miei fratelli, Luca e Andrea, ..."); such a pair is decided by the structured values
+    alone, never sent to the judge. 0 turns the path off."""
     integrity_max_judged_pairs: int | None = Field(4, ge=1)
     """Most pairs of ONE checked memory sent to the judge (``None``: no cap); the pairs still undecided after the
     entities and patterns levels are ranked version link, same key, then cosine (highest first) and the rest are

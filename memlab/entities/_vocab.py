@@ -116,6 +116,10 @@ NAME_PREFIX = re.compile(
     r"please call me|si chiama|is called|is named|name is)\s+",
     re.I,
 )
+#: others doing the calling, just before "call me" / "叫我": the name that follows is a nickname, not the user's name
+NICKNAME_BEFORE = re.compile(
+    r"\b(?:friends|everyone|everybody|people|colleagues|family|they(?: all)?|tutti|amici|colleghi|famiglia)\b"
+    r"[^.!?]{0,12}$|(?:们|大家|家里人|别人|他们|她们)都?$", re.I)
 NAME_PREFIX_ZH = re.compile(r"(?:我叫|叫我|我的名字是|我的名字叫|我名字叫|我名叫|称呼我)\s*")
 NAME_STOP = {
     "back", "later", "when", "if", "at", "on", "tomorrow", "anytime", "please", "a", "an", "the", "whatever",

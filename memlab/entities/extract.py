@@ -50,10 +50,28 @@ _DATE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("my", re.compile(rf"\b(?P<m>{_MONTH_ALT})\s+(?:del\s+|of\s+)?(?P<y>{_YEAR})\b", re.I)),
     ("iso", re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b")),
     ("num", re.compile(r"\b(?P<d>\d{1,2})[/.](?P<m>\d{1,2})[/.](?P<y>\d{4}|\d{2})\b")),
-    ("cjk", re.compile(r"(?:(?P<y>\d{4})年)?(?P<m>\d{1,2})月(?P<d>\d{1,2})[日号]")),
+    ("cjk", re.compile(r"(?:(?P<y>\d{4})年)?(?P<m>\d{1,2}|[一二三四五六七八九十]{1,2})月"
+                       r"(?P<d>\d{1,2}|[一二三四五六七八九十]{1,3})[日号]")),
     ("cjk_y", re.compile(r"(?P<y>\d{4})年(?!\d{1,2}月)")),
     ("year", re.compile(rf"\b(?:in|nel|del|since|dal|of|year)\s+(?P<y>{_YEAR})\b", re.I)),
 ]
+
+_ZH_UNITS = {c: i for i, c in enumerate("零一二三四五六七八九")}
+
+
+def _small_int(s: str) -> int:
+    """Digits, or a Chinese numeral up to 99 ("十" 10, "十一" 11, "二十五" 25), as an int; ValueError otherwise."""
+    if s.isdigit():
+        return int(s)
+    tens, _, units = s.partition("十")
+    if not _:
+        if len(s) != 1 or s not in _ZH_UNITS:
+            raise ValueError(s)
+        return _ZH_UNITS[s]
+    if (tens and tens not in _ZH_UNITS) or (units and units not in _ZH_UNITS):
+        raise ValueError(s)
+    return (_ZH_UNITS[tens] if tens else 1) * 10 + (_ZH_UNITS[units] if units else 0)
+
 
 _REL_EN = re.compile(
     r"\b(?P<rel>the day before yesterday|the day after tomorrow|today|yesterday|tomorrow|tonight"
@@ -293,7 +311,7 @@ def _abs_dates(text: str, lang: str | None) -> list[tuple[int, int, str, str]]:
                     value = f"{int(y or 0):04d}-{mon:02d}"
             elif kind in ("iso", "num", "cjk"):
                 try:
-                    mon, d = int(gd["m"]), int(gd["d"])
+                    mon, d = _small_int(gd["m"]), _small_int(gd["d"])
                     yy = int(y) if y else None
                     if yy is not None and yy < 100:
                         yy += 2000 if yy < 50 else 1900
@@ -538,6 +556,11 @@ def _norm_text_value(s: str) -> str:
     return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", s)).strip(" '\"’.,").casefold()
 
 
+def _name_attr(text: str, start: int) -> str:
+    """``nickname`` when others do the calling ("my friends call me Bill", "同事们都叫我老刘"), else ``name``."""
+    return "nickname" if V.NICKNAME_BEFORE.search(text[max(0, start - 40):start]) else "name"
+
+
 def _names_places(text: str, taken: list[tuple[int, int]]) -> list[Entity]:
     out: list[Entity] = []
 
@@ -557,11 +580,11 @@ def _names_places(text: str, taken: list[tuple[int, int]]) -> list[Entity]:
             if not raw[:1].isupper() and len(raw.split()) > 1:  # lower-case text: one token is the safe guess
                 raw = raw.split()[0]
                 e = s + len(raw)
-            add(EntityKind.NAME, s, e, raw, "name")
+            add(EntityKind.NAME, s, e, raw, _name_attr(text, m.start()))
     for m in V.NAME_PREFIX_ZH.finditer(text):
         got = _cjk_value(text, m.end(), max_len=3, stops=("今年", "是", "在", "的", "了", "吧", "呢", "啊", "哦", "就", "好"))
         if got is not None:
-            add(EntityKind.NAME, *got, "name")
+            add(EntityKind.NAME, *got, _name_attr(text, m.start()))
     for attr, rx in V.PLACE_PREFIX:
         kind = EntityKind.ORG if attr == "works_at" else EntityKind.PLACE
         for m in rx.finditer(text):

@@ -38,6 +38,7 @@ ATTRIBUTES: tuple[str, ...] = (
     "count",
     "distance",
     "name",
+    "nickname",
     "lives_in",
     "from_place",
     "works_at",

@@ -20,6 +20,10 @@ Levels, cheap to expensive; each level can decide a pair or pass it on:
      ``LIKE`` on word stems, capped by ``max_absolute_candidates``): such a statement contradicts any earlier
      event of the same kind, which an embedding of the whole sentence often ranks below the threshold
      ("I've never been hurt myself" / "Last month I got hurt and had to take a break from pottery");
+   * ``lexical``: the user's memories sharing the rarest content-word stems of any memory (the same ``LIKE`` lookup,
+     capped by ``max_lexical_candidates``): "Ho un solo fratello" / "I miei fratelli, Luca e Andrea, ..." share
+     ``frate`` whatever their cosine (Italian pairs score low). A pair found only this way goes to the **values**
+     level alone: it is never sent to the entities, patterns or judge levels, so it adds no judge verdicts;
    * ``exhaustive`` (``integrity_check_exhaustive=True``): every active memory of the user.
 
 2. **entities** — same attribute + same subject + different normalised value (dates, numbers with units,
@@ -68,6 +72,7 @@ from memlab.integrity.patterns import (
     close_date_entities,
     compare_facts,
     consistent_reason,
+    content_stems,
     differing_values,
     exclusive_cue,
     summarise,
@@ -147,6 +152,8 @@ class IntegrityConfig(BaseModel):
         max_attribute_candidates: cap on memories pulled per attribute group.
         max_absolute_candidates: most memories pulled as ``absolute`` candidates of a memory stating an absolute or a
             first time (0: none).
+        max_lexical_candidates: most memories pulled as ``lexical`` candidates (shared content-word stems, values
+            level only; 0: none).
         max_judged_pairs: most pairs of one checked memory sent to the judge (``None``: no cap); not applied in
             exhaustive mode (``exhaustive`` or :meth:`SemanticIntegrityChecker.check_all`).
         judge_after_hit: also judge a memory's undecided pairs when a cheaper level already found a
@@ -168,6 +175,7 @@ class IntegrityConfig(BaseModel):
     levels: tuple[Literal["values", "entities", "patterns", "judge"], ...] = LEVELS
     max_attribute_candidates: int = Field(50, ge=0)
     max_absolute_candidates: int = Field(2, ge=0)
+    max_lexical_candidates: int = Field(3, ge=0)
     max_judged_pairs: int | None = Field(4, ge=1)
     judge_after_hit: bool = False
     judge_medium_threshold: float = Field(0.82, ge=0.0, le=1.0)
@@ -235,6 +243,7 @@ class SemanticIntegrityChecker:
                 "exhaustive": settings.integrity_check_exhaustive,
                 "max_judged_pairs": getattr(settings, "integrity_max_judged_pairs", 4),
                 "max_absolute_candidates": getattr(settings, "integrity_max_absolute_candidates", 2),
+                "max_lexical_candidates": getattr(settings, "integrity_max_lexical_candidates", 3),
                 "judge_after_hit": getattr(settings, "integrity_judge_after_hit", False),
                 "judge_medium_threshold": getattr(settings, "integrity_judge_medium_threshold", 0.82),
                 "judge_needs_cue": getattr(settings, "integrity_judge_needs_cue", True),
@@ -416,8 +425,8 @@ class SemanticIntegrityChecker:
                    everyone: Sequence[MemoryItem] | None = None) -> list[tuple[MemoryItem, float | None, set[str]]]:
         """The memories ``item`` is compared with: ``(memory, cosine or None, sources)``.
 
-        Sources are ``faiss``, ``same_key``, ``version``, ``attribute``, ``absolute``, ``exhaustive`` (see the module
-        docs).
+        Sources are ``faiss``, ``same_key``, ``version``, ``attribute``, ``absolute``, ``lexical``, ``exhaustive``
+        (see the module docs).
         Only memories of ``item``'s owner are ever returned.
         """
         return [(c.item, c.similarity, c.sources) for c in self._candidates(item, only_earlier, everyone)]
@@ -459,7 +468,11 @@ class SemanticIntegrityChecker:
             if self.config.max_attribute_candidates > 0:
                 self._attribute_candidates(item, add, tm)
             if self.config.max_absolute_candidates > 0:
-                self._absolute_candidates(item, add)
+                self._stem_candidates(item, absolute_stems(item.text), "absolute", self.config.max_absolute_candidates,
+                                      add)
+            if self.config.max_lexical_candidates > 0 and "values" in self.config.levels:
+                self._stem_candidates(item, content_stems(item.text), "lexical", self.config.max_lexical_candidates,
+                                      add)
         for link in (item.supersedes, item.superseded_by):
             if link is not None:
                 try:
@@ -494,12 +507,11 @@ class SemanticIntegrityChecker:
                     add(m, "close_attribute" if g in close else "attribute")
             tm["attribute_facts"] += (time.perf_counter() - t1) * 1000
 
-    def _absolute_candidates(self, item: MemoryItem, add: Any) -> None:
-        """The ``absolute`` candidates (see the module docs): the user's memories holding stems of the rarest content
-        words of a memory that states an absolute or a first time, ranked by the stems they share, each weighted by
-        its kind (a name 2, another word 1) and by how rare it is among the user's memories (/ the memories holding
-        it), then newest."""
-        stems = absolute_stems(item.text)
+    def _stem_candidates(self, item: MemoryItem, stems: Sequence[tuple[str, float]], source: str, cap: int,
+                         add: Any) -> None:
+        """The ``absolute`` or ``lexical`` candidates (see the module docs): the user's memories holding ``stems``
+        (of the rarest content words), ranked by the stems they share, each weighted by its kind (a name 2, another
+        word 1) and by how rare it is among the user's memories (/ the memories holding it), then newest."""
         if not stems:
             return
         hits: dict[int, tuple[float, MemoryItem]] = {}
@@ -509,8 +521,8 @@ class SemanticIntegrityChecker:
                 w, _ = hits.get(m.id, (0.0, m))
                 hits[m.id] = (w + weight / len(found), m)
         ranked = sorted(hits.values(), key=lambda h: (-h[0], -h[1].id))
-        for _, m in ranked[: self.config.max_absolute_candidates]:
-            add(m, "absolute")
+        for _, m in ranked[:cap]:
+            add(m, source)
 
     def _check_many(self, items: Sequence[MemoryItem], *, only_earlier: bool,
                     everyone: Sequence[MemoryItem] | None = None) -> list[IntegrityResult]:
@@ -530,6 +542,9 @@ class SemanticIntegrityChecker:
                 for p in pairs:
                     if p.undecided and p.old.sources != {"close_attribute"}:
                         p.decided, p.undecided = self._values_level(p)
+                for p in pairs:  # found by shared words alone: the structured values decide, or nobody does
+                    if p.old.sources == {"lexical"}:
+                        p.undecided = False
                 t_values = time.perf_counter()
                 stage["values"] = (t_values - t1) * 1000
                 t1 = t_values

@@ -17,7 +17,7 @@ import re
 from memlab.entities import _vocab as V
 from memlab.text import lemma
 
-__all__ = ["absolute_frames", "clash", "habit_frames", "status_clash", "status_frames"]
+__all__ = ["absolute_frames", "clash", "content_words", "habit_frames", "other_person", "status_clash", "status_frames"]
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _WORD = re.compile(r"[a-zà-ÿ']+", re.I)
@@ -33,7 +33,7 @@ _NEG = re.compile(r"\b(?:non|not|no|never|mai|n't|don't|didn't|doesn't|nessun[oa
 _OTHER_PRONOUN = re.compile(r"\b(?:he|she|they|lui|lei|loro)\b|他|她", re.I)
 
 
-def _other(text: str) -> bool:
+def other_person(text: str) -> bool:
     """Another person in the text: a pronoun or the entity extractor's other-person cues ("mia sorella", "my
     husband", "我妈妈")."""
     return bool(_OTHER_PRONOUN.search(text) or V.OTHER_PERSON.search(text) or V.OTHER_PERSON_NAMED.search(text))
@@ -59,7 +59,8 @@ ho hai ha abbiamo avete hanno sono sei siamo mio mia miei mie tutti tutte tutto 
 """.split())
 
 
-def _content(clause: str, lang: str) -> frozenset[str]:
+def content_words(clause: str, lang: str) -> frozenset[str]:
+    """The lemmas of a clause's content words (stop words, frequency words and one-letter words left out)."""
     words = [w for w in _WORD.findall(clause.casefold()) if w not in _STOP]
     return frozenset(lemma(w, lang) for w in words if len(w) > 1) - _EXTRA_STOP
 
@@ -89,7 +90,7 @@ def absolute_frames(text: str, lang: str) -> tuple[tuple[frozenset[str] | str, s
         >>> absolute_frames("Non vado mai in palestra.", "it")[0][0] == frozenset({"andare", "palestra"})
         True
     """
-    if _other(text):
+    if other_person(text):
         return ()
     out: list[tuple[frozenset[str] | str, str]] = []
     for clause in _clauses(text):
@@ -105,7 +106,7 @@ def absolute_frames(text: str, lang: str) -> tuple[tuple[frozenset[str] | str, s
             continue
         if not _MARK.search(clause) or not _first_person(clause, lang):
             continue
-        content = _content(clause, lang)
+        content = content_words(clause, lang)
         if 1 <= len(content) <= 3:
             out.append((content, clause))
     return tuple(out)
@@ -114,7 +115,7 @@ def absolute_frames(text: str, lang: str) -> tuple[tuple[frozenset[str] | str, s
 def habit_frames(text: str, lang: str) -> tuple[tuple[frozenset[str] | str, str], ...]:
     """(content lemmas, or for Chinese the clause itself, clause) of the user's habits: first person, not negated,
     with how often."""
-    if _other(text):
+    if other_person(text):
         return ()
     out: list[tuple[frozenset[str] | str, str]] = []
     for clause in _clauses(text):
@@ -126,7 +127,7 @@ def habit_frames(text: str, lang: str) -> tuple[tuple[frozenset[str] | str, str]
             continue
         if not _first_person(clause, lang):
             continue
-        out.append((_content(clause, lang), clause))
+        out.append((content_words(clause, lang), clause))
     return tuple(out)
 
 
@@ -173,7 +174,7 @@ def status_frames(text: str, lang: str) -> tuple[tuple[str, frozenset[str] | str
         >>> [f[0] for f in status_frames("Non ho ancora prenotato le vacanze", "it")]
         ['pending']
     """
-    if _other(text):
+    if other_person(text):
         return ()
     out: list[tuple[str, frozenset[str] | str, str]] = []
     for clause in [c.strip() for c in re.split(r"[.;!?。！？；\n]", text) if c.strip()]:
@@ -184,7 +185,7 @@ def status_frames(text: str, lang: str) -> tuple[tuple[str, frozenset[str] | str
         if _CJK.search(clause):
             out.append((kind, _ZH_MARKS.sub("", clause), clause))
         else:
-            content = frozenset(x for x in _content(clause, lang) if x not in _STATUS_WORDS) - _verbs(clause, lang)
+            content = frozenset(x for x in content_words(clause, lang) if x not in _STATUS_WORDS) - _verbs(clause, lang)
             if content:
                 out.append((kind, content, clause))
     return tuple(out)

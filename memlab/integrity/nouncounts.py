@@ -24,6 +24,9 @@ _STOP_NOUNS = frozenset({
     "hours", "minuti", "minutes", "settimane", "weeks", "mesi", "months", "euro", "dollars", "km", "kg", "chili",
     "metri", "cm", "pounds", "miles",
 })
+#: two words for one thing (after lemmatisation)
+_SAME_THING = {"grandkid": "grandchild", "nipotino": "nipote", "nipotina": "nipote", "bicycle": "bike",
+               "automobile": "car", "auto": "macchina", "cagnolino": "cane", "kitty": "cat", "puppy": "dog"}
 _COUNT_IT_EN = re.compile(
     r"\b(?:ho|abbiamo|possiedo|suono|i have|i've got|i have got|i own|we have|we own|i play|i've)\s+"
     r"(?:(?:solo|soltanto|only|just)\s+)?(?P<n>\d{1,2}|un solo|una sola|un'unica|only one|a single|one)\s+"
@@ -47,7 +50,8 @@ def _key(noun: str, lang: str) -> str | None:
         return f"noun:{noun}"
     if noun.casefold() in _STOP_NOUNS or _OWN.match(noun):
         return None
-    return f"noun:{lemma(noun, lang)}"
+    base = lemma(noun, lang)
+    return f"noun:{_SAME_THING.get(base, base)}"
 
 
 def _number(raw: str) -> int:

@@ -33,6 +33,7 @@ __all__ = [
     "CLOSE_DATE_PAIRS",
     "RULES",
     "absolute_stems",
+    "content_stems",
     "Facts",
     "PatternHit",
     "asserts_nothing",
@@ -516,7 +517,9 @@ def consistent_reason(old: Facts, new: Facts) -> str | None:
     * ``different_events``: event-scoped quantities (distances, amounts) of different events;
     * ``different_projects``: status statements about two different projects;
     * ``same_status``: the same projects with the same statuses ("started" / "in progress");
-    * ``different_likes``: liking two different things ("likes tea" / "likes biscuits").
+    * ``different_likes``: liking two different things ("likes tea" / "likes biscuits");
+    * ``different_attributes``: places of different kinds (born in / lives in / works at: "我出生在哈尔滨" /
+      "我现在住在厦门").
     """
     if _words(old.text) > _SHORT_WORDS or _words(new.text) > _SHORT_WORDS:
         return None
@@ -534,6 +537,9 @@ def consistent_reason(old: Facts, new: Facts) -> str | None:
             if all(x.attribute in _EVENT_ATTRS for x, y in same_attr):
                 return "different_events"
         else:
+            places = {"from_place", "lives_in", "works_at"}
+            if all(e.attribute in places for e in ea + eb):
+                return "different_attributes"  # "nata a Palermo" / "vivo a Bari": where one was born, lives, works
             da = [e for e in ea if e.kind is EntityKind.DATE]
             db = [e for e in eb if e.kind is EntityKind.DATE]
             kinds_a, kinds_b = {e.attribute for e in da}, {e.attribute for e in db}
@@ -660,9 +666,21 @@ def absolute_stems(text: str, *, k: int = 5) -> tuple[tuple[str, float], ...]:
         >>> absolute_stems("Non ho mai fatto una maratona"), absolute_stems("I love my dog")
         ((('marat', 1.0), ('fatto', 1.0)), ())
     """
-    low = _norm(text)
-    if not ABSOLUTE_OR_FIRST.search(low):
+    if not ABSOLUTE_OR_FIRST.search(_norm(text)):
         return ()
+    return content_stems(text, k=k)
+
+
+def content_stems(text: str, *, k: int = 5) -> tuple[tuple[str, float], ...]:
+    """``(stem, weight)`` of the rarest content words of any statement, as :func:`absolute_stems` reads them (names
+    first, then the longest; at most ``k``; Chinese gives none). The integrity checker's ``lexical`` candidates:
+    "Ho un solo fratello" / "I miei fratelli, Luca e Andrea, ..." share ``frate`` whatever their cosine.
+
+    Example:
+        >>> content_stems("Ho un solo fratello")
+        (('frate', 1.0), ('solo', 1.0))
+    """
+    low = _norm(text)
     names = {m.group(0).casefold() for m in _NAME_INSIDE.finditer(text)}
     words = {w.strip("'’-") for w in _WORD.findall(low)}
     words = {w for w in words if len(w) >= 4 and w not in _GENERIC_WORDS and not w.endswith(("n't", "'ve", "'re"))

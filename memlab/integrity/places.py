@@ -47,6 +47,10 @@ REGION_MATCH_LEFTOVER = 0.6
 #: a name that is a region and a city is read as the city only when that city has at least this many people
 #: ("Washington", "Valencia" are cities; "Tuscany" is the region)
 REGION_OVER_CITY = 100_000
+#: a region named with its kind ("Washington State", "Sichuan Province", "Regione Lombardia" is left as is)
+_REGION_WORD = re.compile(r"\s+(?:state|province|region)$")
+#: a Chinese city followed by its district, county or street ("深圳南山区", "北京朝阳区")
+_ZH_DISTRICT = re.compile(r"^([\u4e00-\u9fff]{2,3}?)市?[\u4e00-\u9fff]{1,4}(?:区|县|镇|街道|路|新区)$")
 
 
 def _norm(s: str) -> str:
@@ -343,7 +347,12 @@ def resolve_place(name: str) -> Place | None:
     if cc is not None:
         # "Georgia" is a country and a US state: both readings are kept (never "disjoint" from Atlanta)
         return Place(raw, "country", frozenset({cc}) | _subdivision_countries().get(key, frozenset()))
+    m = _REGION_WORD.search(key)
+    if m is not None and (codes := _region_codes(key[:m.start()].strip())):
+        return Place(raw, "region", frozenset(c.split("-", 1)[0] for c in codes), regions=codes)  # "Washington State"
     rows = _cities().get(key)
+    if not rows and (m := _ZH_DISTRICT.match(key)) is not None:
+        rows = _cities().get(m.group(1))  # "深圳南山区" is in Shenzhen: read as the city
     codes = _region_codes(key)
     if codes and rows and rows[0][2] < REGION_OVER_CITY:
         rows = None  # "Tuscany" is the Italian region, not Tuscany, Ontario

@@ -59,7 +59,9 @@ from typing import Any
 
 from memlab.entities import STABLE_ATTRIBUTES, Entity, EntityKind, extract_entities, format_value
 from memlab.entities import _vocab as V
+from memlab.integrity.changes import change_clash
 from memlab.integrity.habits import absolute_frames, clash, habit_frames, status_clash, status_frames
+from memlab.integrity.names import nickname, pet_names, stated_name
 from memlab.integrity.nouncounts import noun_counts, noun_lists
 from memlab.integrity.patterns import compare_facts, project_statuses, summarise
 from memlab.integrity.places import Place, place_relation, resolve_place
@@ -82,7 +84,7 @@ __all__ = [
 ]
 
 #: The layers, in the order they are tried.
-LAYERS: tuple[str, ...] = ("number", "count", "place", "absolute", "health", "status", "onset")
+LAYERS: tuple[str, ...] = ("number", "count", "place", "name", "absolute", "health", "status", "change", "onset")
 
 #: Only the first this-many characters of a text are read (memories are short; longer texts go to the judge).
 MAX_CHARS = 2000
@@ -147,7 +149,24 @@ def _lang(text: str) -> str:
 
 
 # ====================================================================================== numbers
-_ZH_NUMERAL = re.compile(r"[零〇一二两三四五六七八九十百千万亿]+(?=\s*(?:周岁|岁|个|种|门|只|条|位|名|口|公斤|千克|斤|厘米|公分|米|年|次|杯))")
+_ZH_NUMERAL = re.compile(r"[零〇一二两三四五六七八九十百千万亿]+(?=\s*(?:周岁|岁|个|种|门|只|条|位|名|口|公斤|千克|斤|厘米|公分|米|年|次|杯|月|号|日))")
+#: "1米75" / "1米七五": a height in metres and centimetres, the way it is said ("一米七五", "un metro e sessantacinque")
+_ZH_METRE_CM = re.compile(r"(\d)\s*米\s*([零〇一二三四五六七八九]{1,2}|\d{1,2})(?![\d零〇一二三四五六七八九十]*\s*(?:厘米|公分))")
+_IT_EN_METRE_CM = re.compile(r"\b(\d)\s+(?:metr[oi]|meters?|metres?)\s+(?:e|and)\s+(\d{1,2})\b(?!\s*(?:cm|centimetri))", re.I)
+_ZH_DIGIT = {c: str(i) for i, c in enumerate("零一二三四五六七八九")} | {"〇": "0"}
+
+
+def _metres_and_centimetres(text: str) -> str:
+    def zh(m: re.Match[str]) -> str:
+        rest = "".join(_ZH_DIGIT.get(c, c) for c in m.group(2))
+        return f"{m.group(1)}.{rest}米"
+
+    text = _ZH_METRE_CM.sub(zh, text)
+    def it_en(m: re.Match[str]) -> str:
+        sep = "," if m.group(0).casefold().split()[1].startswith("metr") else "."
+        return f"{m.group(1)}{sep}{int(m.group(2)):02d} m"
+
+    return _IT_EN_METRE_CM.sub(it_en, text)
 
 
 def _zh_numbers(text: str) -> str:
@@ -185,7 +204,7 @@ def normalise_numbers(text: str, lang: str | None = None) -> str:
         return ""
     text = text[:MAX_CHARS]
     if _CJK.search(text):
-        text = _zh_numbers(text)
+        text = _metres_and_centimetres(_zh_numbers(text))
     if not re.search(r"[A-Za-zÀ-ÿ]", text):
         return text
     from text_to_num import alpha2digit
@@ -199,7 +218,7 @@ def normalise_numbers(text: str, lang: str | None = None) -> str:
             continue
         if isinstance(out, str):
             text = out
-    return text
+    return _metres_and_centimetres(text)
 
 
 # ====================================================================================== counts
@@ -247,6 +266,8 @@ _COUNT_VERB = (r"(?:\b(?:ho|abbiamo|i have|i've got|i have got|we have|i've|parl
 _NO_COUNT = re.compile(r"\b(?:non ho|non abbiamo|i don't have|i do not have|i have no|we have no|we don't have)\s+"
                        r"(?:(?:dei|degli|delle|any|ancora|yet)\s+)?(?P<noun>figli(?:\s+maschi)?|figlie|bambini|kids|"
                        r"children|sons|daughters)\b|我?没有(?P<zn>孩子|小孩|儿子|女儿)", re.I)
+_PARENT_OF = re.compile(r"\b(?:i'm|i am|sono)\s+(?:a\s+|un\s+|una\s+)?(?:proud\s+)?(?:dad|father|mom|mum|mother|parent|"
+                        r"papà|papa|mamma|padre|madre|genitore)\s+(?:of|di)\s+(?P<n>\d{1,2})\b", re.I)
 _LANG_LIST_VERB = re.compile(r"\b(?:parlo|so parlare|parlo fluentemente|conosco|i speak|i can speak|i'm fluent in|"
                              r"i am fluent in|i speak fluent)\s+|我(?:会|能)?(?:说|讲)", re.I)
 _KIDS_LIST = re.compile(
@@ -283,6 +304,8 @@ def _counts(norm: str) -> dict[str, tuple[int, str]]:
             if _INEXACT.search(norm[max(0, m.start() - 4):m.start("n")]):
                 continue
             out.setdefault(q, (int(m.group("n")), f"{m.group('n')}{m.group('noun')}"))
+    for m in _PARENT_OF.finditer(norm):  # "I'm a dad of two", "sono mamma di 3"
+        out.setdefault("children", (int(m.group("n")), m.group(0)))
     for m in _NO_COUNT.finditer(norm):
         noun = m.group("noun") or m.group("zn") or ""
         out.setdefault(_qualifier_of(noun), (0, m.group(0)))
@@ -929,7 +952,7 @@ def _count(a: TextValues, b: TextValues, years: float | None, lang: str) -> Valu
                 if k == n:
                     agree = True
     for q, (n, phrase) in b.counts.items():
-        if (q == "languages" or q.startswith("noun:")) and q in a.counts and a.counts[q][0] != n:
+        if (q in ("languages", "children") or q.startswith("noun:")) and q in a.counts and a.counts[q][0] != n:
             return ValueDecision("count", True, a.counts[q][1], phrase, 0.88, ConflictType.NUMBER,
                                  "different_count", update=True, info={"category": q})
     if agree and _can_agree(a, b, years):
@@ -999,6 +1022,27 @@ def _health_layer(a: TextValues, b: TextValues, years: float | None, lang: str) 
         return ValueDecision("health", False, "", "", 0.88, ConflictType.OTHER,
                              "same_allergy" if same else "different_allergies")
     return None
+
+
+def _name_layer(a: TextValues, b: TextValues, years: float | None, lang: str) -> ValueDecision | None:
+    """The one pet with two names contradicts; a nickname others use agrees with the user's name."""
+    for x_animal, x_name, x_one in pet_names(b.text):
+        for y_animal, y_name, y_one in pet_names(a.text):
+            if x_animal == y_animal and x_name.casefold() != y_name.casefold() and (x_one or y_one):
+                return ValueDecision("name", True, y_name, x_name, 0.86, ConflictType.NAME, "one_pet_two_names",
+                                     info={"animal": x_animal})
+    for src, dst in ((a, b), (b, a)):
+        if stated_name(src.text) and nickname(dst.text) and a.short and b.short:
+            return ValueDecision("name", False, "", "", 0.86, ConflictType.NAME, "nickname")
+    return None
+
+
+def _change_layer(a: TextValues, b: TextValues, years: float | None, lang: str) -> ValueDecision | None:
+    """A state and its end: "Ho una Fiat Panda" / "Ho venduto la Panda", "I'm married" / "My divorce was final"."""
+    hit = change_clash(a.text, b.text, a.lang if a.lang == b.lang else lang)
+    if hit is None:
+        return None
+    return ValueDecision("change", True, hit[0], hit[1], 0.8, ConflictType.STATUS, "state_vs_end", update=True)
 
 
 def _status_layer(a: TextValues, b: TextValues, years: float | None, lang: str) -> ValueDecision | None:
@@ -1204,8 +1248,8 @@ def _onset_decision(old: Onset, new: Onset, reason: str) -> ValueDecision:
                                "activity": sorted(old.lemmas & new.lemmas)})
 
 
-_LAYER_FN = {"number": _number, "count": _count, "place": _place_layer, "absolute": _absolute, "status": _status_layer,
-             "health": _health_layer}  # "onset" needs the two times: called by compare_values itself
+_LAYER_FN = {"number": _number, "count": _count, "place": _place_layer, "name": _name_layer, "absolute": _absolute,
+             "status": _status_layer, "change": _change_layer, "health": _health_layer}  # "onset" needs the two times: called by compare_values itself
 
 
 def compare_values(old_text: str, new_text: str, *, old_entities: Sequence[Entity] | None = None,
@@ -1273,6 +1317,12 @@ TEMPLATES: dict[str, tuple[str, str, str]] = {
     "values:onset": ("Non torna quando è cominciato: «{old}», ma «{new}». Quale è corretto?",
                      "When it began does not add up: \"{old}\", but \"{new}\". Which one is right?",
                      "开始的时间对不上：「{old}」，但「{new}」。哪一个是对的？"),
+    "values:name": ("Una memoria dice che si chiama «{old}», l'altra «{new}». Quale è il nome giusto?",
+                    "One memory says the name is \"{old}\", the other \"{new}\". Which name is right?",
+                    "一条记忆说名字是「{old}」，另一条说是「{new}」。哪个名字是对的？"),
+    "values:change": ("Una memoria dice «{old}», una più recente «{new}». È cambiato qualcosa?",
+                      "One memory says \"{old}\", a later one \"{new}\". Has this changed?",
+                      "一条记忆说「{old}」，后来的一条说「{new}」。情况有变化吗？"),
     "values:status": ("Una memoria dice «{old}», l'altra «{new}»: è fatto o no?",
                       "One memory says \"{old}\", the other \"{new}\": is it done or not?",
                       "一条记忆说「{old}」，另一条说「{new}」：到底完成了没有？"),

@@ -96,7 +96,12 @@ def test_a_never_statement_is_compared_with_memories_sharing_its_words_whatever_
     assert all(m.user_id == "u1" for m, _, _ in checker.candidates(never))
     off = SemanticIntegrityChecker(store, ScriptedJudge(default=0.0), similarity_threshold=0.999,
                                    max_absolute_candidates=0)
-    assert hurt.id not in {m.id for m, _, _ in off.candidates(never)}
+    # without the absolute path the memory is still found by its shared words, but only for the values level
+    assert {m.id: src for m, _, src in off.candidates(never)}.get(hurt.id) == {"lexical"}
+    none = SemanticIntegrityChecker(store, ScriptedJudge(default=0.0), similarity_threshold=0.999,
+                                    max_absolute_candidates=0, max_lexical_candidates=0)
+    assert hurt.id not in {m.id for m, _, _ in none.candidates(never)}
+
 
 
 def test_extraction_keeps_absolutes_and_prefers_the_lasting_fact_of_a_message() -> None:

@@ -93,6 +93,8 @@ def test_explanations_cite_both_values_in_both_languages() -> None:
         ("Mia sorella è nata il 3 maggio 1992", "Il mio compleanno è il 15 agosto", "other_subject"),
         ("I was born on 12 July 1990", "My date of birth is 12/07/1990", "same_value"),
         ("Sono nato il 12 luglio 1990", "Il mio compleanno è il 12 luglio", "same_value"),
+        ("Sono nata a Palermo", "Vivo a Torino", "different_attributes"),
+        ("我出生在哈尔滨", "我现在住在厦门", "different_attributes"),
     ],
 )
 def test_consistent_reason(old: str, new: str, reason: str) -> None:

@@ -84,3 +84,9 @@ def test_gazetteer_is_loaded_once() -> None:
     after = P._cities.cache_info()
     assert after.misses == before.misses and after.currsize == 1
     assert P._regions.cache_info().currsize == 1
+
+
+def test_a_region_named_with_its_kind_and_a_chinese_district() -> None:
+    assert _rel("Tacoma", "Washington State") == "contained"
+    assert _rel("深圳南山区", "深圳") == "same"
+    assert _rel("北京朝阳区", "上海") == "different"

@@ -466,3 +466,101 @@ def test_allergy_against_eating_it_as_a_habit(old: str, new: str) -> None:
 def test_allergy_and_another_food_or_person_stays_quiet(old: str, new: str) -> None:
     d = _d(old, new)
     assert d is None or not d.contradiction, d
+
+
+# ---------------------------------------------------------------------------------------------------- names
+@pytest.mark.parametrize(("old", "new"), [
+    ("Mi chiamo Giuseppe", "Tutti mi chiamano Peppe"),
+    ("My name is William", "My friends call me Bill"),
+    ("我叫刘建国", "同事们都叫我老刘"),
+])
+def test_a_nickname_others_use_is_consistent(old: str, new: str) -> None:
+    _consistent(old, new, "name")
+
+
+def test_a_nickname_is_not_the_users_name_entity() -> None:
+    from memlab.entities import extract_entities
+
+    assert [e.attribute for e in extract_entities("My friends call me Bill")] == ["nickname"]
+    assert [e.attribute for e in extract_entities("同事们都叫我老刘")] == ["nickname"]
+    assert [e.attribute for e in extract_entities("Please call me Bill")] == ["name"]
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Ho un solo cane, si chiama Rex", "Il mio cane si chiama Argo"),
+    ("We have one cat, Mittens", "Our cat's name is Smokey"),
+    ("我只有一只狗，叫豆豆", "我的狗叫旺财"),
+])
+def test_the_one_pet_with_two_names(old: str, new: str) -> None:
+    d = _contra(old, new, "name")
+    assert d.type is ConflictType.NAME
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("My dog is called Rex", "My dog is called Max"),  # nobody said there is one dog
+    ("Il mio cane si chiama Rex", "Il cane di mia sorella si chiama Argo"),
+])
+def test_pet_names_without_one_pet_stay_quiet(old: str, new: str) -> None:
+    d = _d(old, new)
+    assert d is None or d.layer != "name", d
+
+
+# ---------------------------------------------------------------------------------------------------- changes
+@pytest.mark.parametrize(("old", "new"), [
+    ("Ho una Fiat Panda", "A marzo ho venduto la Panda"),
+    ("I work at a bank", "I quit the bank and joined a startup"),
+    ("I'm married", "My divorce was finalized last week"),
+    ("Sono fidanzata con Marco", "Io e Marco ci siamo lasciati"),
+    ("我是大学生", "我已经毕业了"),
+    ("我有一辆大众轿车", "我把那辆大众卖了"),
+    ("我单身", "我上个月结婚了"),
+])
+def test_a_state_and_its_end_is_an_update_to_ask_about(old: str, new: str) -> None:
+    d = _contra(old, new, "change")
+    assert d.update and d.type is ConflictType.STATUS
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Ho un gatto", "Abbiamo adottato anche un cane"),
+    ("I have a car", "I sold my old bike"),
+    ("I work at a bank", "My sister quit her job at the bank"),
+    ("I live in Rome", "I left Rome for a weekend trip"),
+    ("I'm married", "I got married in 2015"),
+])
+def test_a_change_that_ends_nothing_stays_quiet(old: str, new: str) -> None:
+    d = _d(old, new)
+    assert d is None or d.layer != "change", d
+
+
+# ---------------------------------------------------------------------------------------------------- said, not written
+def test_heights_the_way_they_are_said() -> None:
+    assert V.normalise_numbers("我身高一米七五") == "我身高1.75米"
+    assert V.normalise_numbers("Sono alta un metro e sessantacinque") == "Sono alta 1,65 m"
+    assert V.normalise_numbers("I'm one meter and seventy") == "I'm 1.70 m"
+    _consistent("Sono alta 1,65", "Sono alta un metro e sessantacinque", "number")
+    _consistent("我身高一米七五", "我身高175厘米", "number")
+    _contra("Sono alta 1,65", "Sono alta un metro e settanta", "number")
+
+
+def test_chinese_dates_in_numerals() -> None:
+    from memlab.entities import extract_entities
+
+    assert [(e.attribute, e.value) for e in extract_entities("我的生日是十月一号")] == [("birthday", "--10-01")]
+    assert [(e.attribute, e.value) for e in extract_entities("我的生日是十二月二十五日")] == [("birthday", "--12-25")]
+
+
+def test_a_parent_of_n_is_a_count_of_children() -> None:
+    _contra("I have three kids", "I'm a dad of two", "count")
+    _contra("I have 5 grandchildren", "I've got seven grandkids", "count")
+
+
+def test_a_pair_found_by_shared_words_alone_goes_to_the_values_level_only(store: MemoryStore) -> None:
+    # Italian pairs score low with the embedder: the shared stem ("frate") finds the pair, the values decide it
+    res, judge = _check(store, "Ho un solo fratello", "I miei fratelli, Luca e Andrea, vivono entrambi a Roma")
+    assert res.has_contradiction and res.contradictions[0].decided_by == "values:count"
+    # a pair the values do not decide is not sent to the judge when only shared words found it
+    checker = SemanticIntegrityChecker(store, ScriptedJudge(default=0.99), similarity_threshold=0.999)
+    a = store.add("u9", "Ho visitato Lisbona con gli amici")
+    b = store.add("u9", "Lisbona mi è sembrata caotica")
+    assert {m.id: src for m, _, src in checker.candidates(b)}.get(a.id) == {"lexical"}
+    assert not checker.check(b).has_contradiction

@@ -1,0 +1,105 @@
+"""A state and its end, in Italian, English and Chinese, for the ``change`` layer of
+:mod:`memlab.integrity.values`: "Ho una Fiat Panda" / "A marzo ho venduto la Panda", "I work at a bank" / "I quit
+the bank and joined a startup", "I'm married" / "My divorce was finalized last week", "我是学生" / "我已经毕业了".
+
+The product asks about such a pair (a change over time replaces a fact: DESIGN's "an update is a conflict to ask
+about"), so it is a contradiction with ``update=True``. An end is a first-person clause with an ending verb (sold,
+quit, left, divorced, broke up, graduated; venduto, lasciato, licenziato, divorziato, laureato; 卖了, 辞职,
+离婚, 分手, 毕业); the state is the other memory, not negated and not itself an end. They are about the same
+thing when they share a content word that is not a verb (the Panda, the bank, Paolo), or when the state is the
+one the end closes (married / divorced, engaged / broke up, student / graduated, 结婚 / 离婚).
+"""
+
+from __future__ import annotations
+
+import re
+
+from memlab.integrity.habits import content_words, other_person
+
+__all__ = ["change_clash", "ended", "states"]
+
+_END = re.compile(
+    r"\b(?:ho venduto|abbiamo venduto|ho lasciato|abbiamo lasciato|ci siamo lasciati|ci siamo separati|"
+    r"mi sono licenziat[oa]|mi hanno licenziat[oa]|ho smesso di lavorare|abbiamo divorziato|ho divorziato|"
+    r"mi sono laureat[oa]|mi sono diplomat[oa]|ho chiuso|non lavoro più|non sono più|ho dato via|ho regalato|"
+    r"sold|quit|left (?:my|the|our) (?:job|company|firm|school|university|band|team|husband|wife|boyfriend|girlfriend)|"
+    r"divorced|divorce|broke up|split up|separated|graduated|got laid off|was laid off|"
+    r"was fired|got fired|retired from|gave away|no longer|don't work|not anymore|anymore)\b|"
+    r"\b(?:got married|mi sono sposat[oa]|ci siamo sposati)\b|结婚了|"
+    r"卖了|卖掉了|辞职|离职|离婚|分手|毕业了|已经毕业|不再|不在.{1,6}工作了|送人了", re.I)
+_MARRIED = re.compile(r"married|sposat|结婚", re.I)
+_NEG = re.compile(r"\b(?:non|not|no|never|mai|n't|don't|didn't|haven't|isn't)\b|n't\b|没|不|未", re.I)
+#: a state and the words that end it, across the three languages
+_CLOSES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
+    (re.compile(a, re.I), re.compile(b, re.I)) for a, b in (
+        (r"\b(?:sposat[oa]|married|husband|wife|marito|moglie)\b|结婚|已婚|老公|老婆|丈夫|妻子",
+         r"\b(?:divorziat[oa]|divorziato|divorced|divorce|separated|separati)\b|离婚"),
+        (r"\b(?:fidanzat[oa]|engaged|girlfriend|boyfriend|partner|ragazza|ragazzo)\b|女朋友|男朋友|对象",
+         r"\b(?:lasciati|broke up|split up|separati)\b|分手"),
+        (r"\b(?:single|singolo|single da)\b|单身",
+         r"\b(?:got married|mi sono sposat[oa]|ci siamo sposati|we married|i married)\b|结婚了|结了婚"),
+        (r"\b(?:student[ei]?|studentessa|studio all'università|university student|in college|at university)\b|学生|上大学|读研",
+         r"\b(?:laureat[oa]|diplomat[oa]|graduated)\b|毕业"),
+    ))
+_VERBISH = re.compile(r"^[a-zà-ÿ]{3,}(?:ed|ing|at[oaie]|it[oaie]|ut[oaie]|are|ere|ire)$", re.I)
+
+
+def _clauses(text: str) -> list[str]:
+    return [c.strip() for c in re.split(r"[.;!?。！？；\n]", text) if c.strip()]
+
+
+def ended(text: str, lang: str) -> tuple[tuple[frozenset[str], str], ...]:
+    """(content words that are not verbs or ending words, clause) of the user's ends ("ho venduto la Panda").
+
+    Example:
+        >>> [sorted(c) for c, _ in ended("A marzo ho venduto la Panda", "it")]
+        [['marzo', 'panda']]
+    """
+    if other_person(text):
+        return ()
+    out: list[tuple[frozenset[str], str]] = []
+    for clause in _clauses(text):
+        m = _END.search(clause)
+        if m is None:
+            continue
+        # getting married ends only being single: it is compared through _CLOSES, never by shared words
+        things = frozenset() if _MARRIED.search(m.group(0)) else _things(clause.replace(m.group(0), " "), lang)
+        out.append((things, clause))
+    return tuple(out)
+
+
+def states(text: str, lang: str) -> tuple[tuple[frozenset[str], str], ...]:
+    """(content words that are not verbs, clause) of the user's positive statements that end nothing."""
+    if other_person(text):
+        return ()
+    return tuple((_things(c, lang), c) for c in _clauses(text) if not _END.search(c) and not _NEG.search(c))
+
+
+_ZH_NOT_THINGS = re.compile(r"[我你他她它的了在是把那这一个辆家已经从现在自己]|卖掉?|辞职|离职|离婚|分手|毕业|不再|工作|上班")
+
+
+def _things(clause: str, lang: str) -> frozenset[str]:
+    if re.search(r"[\u4e00-\u9fff]", clause):
+        rest = _ZH_NOT_THINGS.sub(" ", clause)  # Chinese: the two-character pieces left once the grammar is gone
+        return frozenset(p[i:i + 2] for p in rest.split() for i in range(len(p) - 1) if re.fullmatch(r"[\u4e00-\u9fff]{2}", p[i:i + 2]))
+    words = {w for w in re.findall(r"[a-zà-ÿ']+", clause.casefold()) if not _VERBISH.match(w)}
+    return content_words(" ".join(words), lang)
+
+
+def change_clash(old_text: str, new_text: str, lang: str) -> tuple[str, str] | None:
+    """(state clause, end clause) when one memory ends what the other states, either order; else ``None``.
+
+    Example:
+        >>> change_clash("Ho una Fiat Panda", "A marzo ho venduto la Panda", "it")
+        ('Ho una Fiat Panda', 'A marzo ho venduto la Panda')
+    """
+    for st_text, end_text, flip in ((old_text, new_text, False), (new_text, old_text, True)):
+        ends = ended(end_text, lang)
+        if not ends:
+            continue
+        for things, sclause in states(st_text, lang):
+            for ething, eclause in ends:
+                closes = any(s.search(sclause) and e.search(eclause) for s, e in _CLOSES)
+                if closes or (things & ething):
+                    return (eclause, sclause) if flip else (sclause, eclause)
+    return None

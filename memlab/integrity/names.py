@@ -1,0 +1,83 @@
+"""Names the entities level cannot judge, in Italian, English and Chinese, for the ``name`` layer of
+:mod:`memlab.integrity.values`:
+
+* **a nickname** others use is not a second name: "Mi chiamo Giuseppe" / "Tutti mi chiamano Peppe", "My name is
+  William" / "My friends call me Bill", "我叫刘建国" / "同事们都叫我老刘" agree;
+* **the one pet's name**: "Ho un solo cane, si chiama Rex" / "Il mio cane si chiama Argo", "We have one cat,
+  Mittens" / "Our cat's name is Smokey", "我只有一只狗，叫豆豆" / "我的狗叫旺财" contradict — only when one side says
+  there is one (two dogs may well have two names).
+"""
+
+from __future__ import annotations
+
+import re
+
+from memlab.text import lemma
+
+__all__ = ["nickname", "pet_names", "stated_name"]
+
+#: others call the user something: "tutti / gli amici mi chiamano", "my friends / everyone call(s) me", "朋友们都叫我"
+_NICKNAME = re.compile(
+    r"\b(?i:tutti|gli amici|i miei amici|i colleghi|in famiglia|a casa|mi chiamano tutti|everyone|everybody|people|"
+    r"my friends|friends|my family|my colleagues|at work they|they all)\b[^.!?]{0,20}?\b(?i:mi chiamano|call me|calls me)"
+    r"\s+(?P<x>[A-Z][a-zà-ÿ]+)|(?:朋友们|同事们|大家|家里人|别人|同学们|他们)都?(?:叫我|喊我|称呼我)(?P<y>[\u4e00-\u9fff]{1,3})")
+_STATED = re.compile(
+    r"\b(?i:mi chiamo|il mio nome è|my name is|my name's|i'm|i am)\s+(?P<x>[A-Z][a-zà-ÿ]+(?:\s+[A-Z][a-zà-ÿ]+)?)"
+    r"|(?:我叫|我的名字是|我的名字叫|我名叫)(?P<y>[\u4e00-\u9fff]{2,4})")
+_ANIMALS = ("cane", "cani", "gatto", "gatti", "gatta", "cagnolino", "cagnolina", "coniglio", "criceto", "pappagallo",
+            "cavallo", "tartaruga", "dog", "cat", "puppy", "kitten", "rabbit", "hamster", "parrot", "horse", "turtle")
+_ANIMALS_ZH = "狗|猫|狗狗|猫咪|兔子|仓鼠|鹦鹉|乌龟|马"
+_PET = re.compile(
+    rf"\b(?:il mio|la mia|mio|mia|my|our|the)\s+(?:only\s+|unico\s+|unica\s+)?(?P<a>{'|'.join(_ANIMALS)})\b"
+    rf"(?:'s name is|\s+is called|\s+is named|\s+si chiama|\s+se chiama|,\s+(?:l'unic[oa] che ho,\s+)?si chiama)\s+"
+    rf"(?P<x>[A-Z][a-zà-ÿ]+)"
+    rf"|\b(?:ho|abbiamo|i have|we have)\s+(?:un solo|una sola|un|una|only one|one|a|just one)\s+(?P<b>{'|'.join(_ANIMALS)})"
+    rf"\s*(?:,\s*(?:si chiama\s+|called\s+|named\s+)?|\s+(?:che si chiama|called|named)\s+)(?P<z>[A-Z][a-zà-ÿ]+)"
+    rf"|(?:我的|我家的?|我家唯一的|我唯一的)(?P<c>{_ANIMALS_ZH})(?:的名字)?(?:叫|是)(?P<y>[\u4e00-\u9fff]{{2,3}})"
+    rf"|我(?:只有|就有|养了)一(?:只|条)(?P<d>{_ANIMALS_ZH})[，,]\s*(?:它)?叫(?P<w>[\u4e00-\u9fff]{{2,3}})", re.I)
+_ONE = re.compile(r"\b(?:un solo|una sola|l'unic[oa]|unic[oa]|only|just one|one|a single)\b|只有一|唯一|就一|就有一",
+                  re.I)
+
+
+def nickname(text: str) -> str | None:
+    """The name others call the user by ("Peppe", "Bill", "老刘"), or ``None``.
+
+    Example:
+        >>> nickname("Tutti mi chiamano Peppe"), nickname("My name is Bill")
+        ('Peppe', None)
+    """
+    m = _NICKNAME.search(text)
+    return (m.group("x") or m.group("y")) if m else None
+
+
+def stated_name(text: str) -> str | None:
+    """The name the user gives as their own ("Mi chiamo Giuseppe", "我叫王芳"), or ``None``."""
+    if nickname(text):
+        return None
+    m = _STATED.search(text)
+    return (m.group("x") or m.group("y")) if m else None
+
+
+def _animal(word: str) -> str:
+    w = word.casefold()
+    if re.search(r"[\u4e00-\u9fff]", w):
+        return {"狗狗": "狗", "猫咪": "猫"}.get(w, w)
+    base = lemma(w, "it" if w in _ANIMALS[:10] else "en")
+    return {"cagnolino": "cane", "cagnolina": "cane", "gatta": "gatto", "puppy": "dog", "kitten": "cat"}.get(base, base)
+
+
+def pet_names(text: str) -> tuple[tuple[str, str, bool], ...]:
+    """(animal, name, the text says it is the only one) for each pet the user names.
+
+    Example:
+        >>> pet_names("Ho un solo cane, si chiama Rex")
+        (('cane', 'Rex', True),)
+    """
+    out: list[tuple[str, str, bool]] = []
+    one = bool(_ONE.search(text))
+    for m in _PET.finditer(text):
+        animal = m.group("a") or m.group("b") or m.group("c") or m.group("d")
+        name = m.group("x") or m.group("z") or m.group("y") or m.group("w")
+        if animal and name:
+            out.append((_animal(animal), name, one))
+    return tuple(out)
