@@ -8,6 +8,9 @@ and nothing that softens it; a habit is a first-person clause that is not negate
 ``simplemma``; Chinese: the words after the marker, as written) is in the habit: the same action on the same thing.
 "I never drive to work" / "I drive to my parents' every Sunday" do not (work is not in the habit), nor do
 "Non bevo mai caffè" / "Bevo tè ogni mattina".
+
+The same clause reading serves the ``status`` layer (:func:`status_frames`: a thing not done yet against the same
+thing done) and :mod:`memlab.integrity.changes` (:func:`content_words`, :func:`other_person`).
 """
 
 from __future__ import annotations
@@ -32,25 +35,18 @@ _NEG = re.compile(r"\b(?:non|not|no|never|mai|n't|don't|didn't|doesn't|nessun[oa
                   re.I)
 _OTHER_PRONOUN = re.compile(r"\b(?:he|she|they|lui|lei|loro)\b|他|她", re.I)
 
-
-def other_person(text: str) -> bool:
-    """Another person in the text: a pronoun or the entity extractor's other-person cues ("mia sorella", "my
-    husband", "我妈妈")."""
-    return bool(_OTHER_PRONOUN.search(text) or V.OTHER_PERSON.search(text) or V.OTHER_PERSON_NAMED.search(text))
 _FIRST = re.compile(r"\bI\b|\b(?i:i'm|i've|i'd|io|we|noi)\b|我")  # "I" capital: Italian "i" is an article
 _HABIT = re.compile(
     r"\b(?:ogni|tutti i|tutte le|sempre|spesso|every|each|daily|always|often|usually|di solito|regolarmente|"
     r"regularly|most (?:days|nights|mornings|evenings)|volte|times)\b|al giorno|a day|a week|alla settimana|"
     r"a settimana|每天|天天|经常|总是|每周|每晚|每个|常常|一直", re.I)
 _ZH_HABIT_WORDS = re.compile(r"每天|天天|经常|总是|每周|每晚|每个[月周星期]|常常|一直|都|晚上|早上|周末|两个小时|[一二两三四五六七八九十\d]+(?:次|个小时|小时)")
-_EXTRA_STOP = frozenset({
+_FREQUENCY_WORDS = frozenset({
     "mai", "never", "ever", "ogni", "every", "each", "volta", "volte", "time", "times", "settimana", "week", "giorno",
     "day", "always", "sempre", "spesso", "often", "usually", "solito", "really", "proprio", "davvero", "vita",
     "life", "in", "a", "the",
 })
-
-
-_STOP = _EXTRA_STOP | frozenset("""
+_STOP = _FREQUENCY_WORDS | frozenset("""
 i me my we our you it its this that these those a an the of to in on at for with from by about into over and or
 but not no don't do does did doesn't didn't am is are was were be been being have has had i'm i've i'd we're
 io noi tu mi ci ti si ne non il lo la l' i gli le un una uno un' di del dello della dei degli delle a al allo alla ai
@@ -59,10 +55,16 @@ ho hai ha abbiamo avete hanno sono sei siamo mio mia miei mie tutti tutte tutto 
 """.split())
 
 
+def other_person(text: str) -> bool:
+    """Another person in the text: a pronoun or the entity extractor's other-person cues ("mia sorella", "my
+    husband", "我妈妈")."""
+    return bool(_OTHER_PRONOUN.search(text) or V.OTHER_PERSON.search(text) or V.OTHER_PERSON_NAMED.search(text))
+
+
 def content_words(clause: str, lang: str) -> frozenset[str]:
     """The lemmas of a clause's content words (stop words, frequency words and one-letter words left out)."""
     words = [w for w in _WORD.findall(clause.casefold()) if w not in _STOP]
-    return frozenset(lemma(w, lang) for w in words if len(w) > 1) - _EXTRA_STOP
+    return frozenset(lemma(w, lang) for w in words if len(w) > 1) - _FREQUENCY_WORDS
 
 
 def _first_person(clause: str, lang: str) -> bool:
