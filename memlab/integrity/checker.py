@@ -21,8 +21,10 @@ Levels, cheap to expensive; each level can decide a pair or pass it on:
      event of the same kind, which an embedding of the whole sentence often ranks below the threshold
      ("I've never been hurt myself" / "Last month I got hurt and had to take a break from pottery");
    * ``lexical``: the user's memories sharing the rarest content-word stems of any memory (the same ``LIKE`` lookup,
-     capped by ``max_lexical_candidates``): "Ho un solo fratello" / "I miei fratelli, Luca e Andrea, ..." share
-     ``frate`` whatever their cosine (Italian pairs score low). A pair found only this way goes to the **values**
+     capped by ``max_lexical_candidates``), and for an absolute, a habit or an allergy those holding its category's
+     words (:func:`memlab.integrity.values.category_forms`): "Ho un solo fratello" / "I miei fratelli, Luca e
+     Andrea, ..." share ``frate``, "Non mangio mai carne" / "... una bistecca" share the meat category, whatever
+     their cosine (Italian pairs score low). A pair found only this way goes to the **values**
      level alone: it is never sent to the entities, patterns or judge levels, so it adds no judge verdicts;
    * ``exhaustive`` (``integrity_check_exhaustive=True``): every active memory of the user.
 
@@ -473,6 +475,7 @@ class SemanticIntegrityChecker:
             if self.config.max_lexical_candidates > 0 and "values" in self.config.levels:
                 self._stem_candidates(item, content_stems(item.text), "lexical", self.config.max_lexical_candidates,
                                       add)
+                self._category_candidates(item, add)
         for link in (item.supersedes, item.superseded_by):
             if link is not None:
                 try:
@@ -506,6 +509,18 @@ class SemanticIntegrityChecker:
                 if g in self._groups(self.facts(m)):
                     add(m, "close_attribute" if g in close else "attribute")
             tm["attribute_facts"] += (time.perf_counter() - t1) * 1000
+
+    def _category_candidates(self, item: MemoryItem, add: Any) -> None:
+        """``lexical`` candidates of an absolute, a habit or an allergy: the user's newest memories holding the words
+        of its category (:func:`memlab.integrity.values.category_forms`: "Non mangio mai carne" finds "Ogni sabato
+        mi faccio una bistecca"), capped by ``max_lexical_candidates``; the values level alone decides them."""
+        from memlab.integrity.values import category_forms
+
+        forms = category_forms(item.text)
+        if forms:
+            for m in self.store.find_containing(item.user_id, forms, exclude_id=item.id,
+                                                limit=self.config.max_lexical_candidates):
+                add(m, "lexical")
 
     def _stem_candidates(self, item: MemoryItem, stems: Sequence[tuple[str, float]], source: str, cap: int,
                          add: Any) -> None:

@@ -91,13 +91,20 @@ def _norm(s: str) -> str:
     return re.sub(r"\s+", " ", s).strip()
 
 
-_ART = r"(?:(?:il|lo|la|l'|i|gli|le|un|uno|una|un'|the|a|an|some|del|della|dei|delle)\s*)?"
+_ART = r"(?:(?:anche|also|too|pure)\s+)?(?:(?:(?:il|lo|la|i|gli|le|un|uno|una|the|a|an|some|del|della|dei|delle)\s+|l'|un')\s*)?"
 _OBJ = r"(?P<obj>[\w'àèéìòù-]+(?:\s+(?!and\b|e\b|or\b|o\b|but\b|ma\b|with\b|con\b|too\b|anche\b|more\b|than\b|di\b|rather\b)[\w'àèéìòù-]+){0,2})"
 
 # ------------------------------------------------------------------ preferences
 _DRINKS = {"tè": "tea", "te": "tea", "the": "tea", "tea": "tea", "caffè": "coffee", "caffe": "coffee",
            "coffee": "coffee", "茶": "tea", "咖啡": "coffee", "cioccolata": "chocolate", "hot chocolate": "chocolate",
            "succo": "juice", "juice": "juice", "vino": "wine", "wine": "wine", "birra": "beer", "beer": "beer"}
+#: one name per category of a favourite, across spellings and languages ("colour" / "color" / "colore" / "颜色")
+_SAME_CATEGORY = {"colour": "color", "colore": "color", "颜色": "color", "colors": "color", "colours": "color",
+                  "stagione": "season", "季节": "season", "film": "movie", "films": "movie", "movies": "movie",
+                  "电影": "movie", "cibo": "food", "piatto": "dish", "libro": "book", "书": "book", "canzone": "song",
+                  "歌": "song", "città": "city", "城市": "city", "squadra": "team", "球队": "team", "animale": "animal",
+                  "动物": "animal", "frutto": "fruit", "frutta": "fruit", "水果": "fruit", "numero": "number",
+                  "数字": "number", "fiore": "flower", "花": "flower"}
 _PREF_RE = [
     re.compile(rf"\b(?:preferisc[oe]|preferiamo|i prefer|i'd prefer|prefers|user prefers)\s+{_ART}{_OBJ}", re.I),
     re.compile(rf"\b(?:my|il mio|la mia|i miei|le mie)\s+(?P<cat>[\w-]+)\s+(?:preferit[oaie]|favou?rite)\s+(?:è|sono|is|are)\s+{_ART}{_OBJ}", re.I),
@@ -117,7 +124,7 @@ _NEG_LIKE = re.compile(
 _POS_LIKE = re.compile(
     rf"\b(?:i\s+(?:really\s+|also\s+|just\s+)?(?:love|like|enjoy|adore)|i'm a (?:big )?fan of|i am a (?:big )?fan of|"
     rf"(?<!non )mi piac(?:e|ciono)|(?<!non )adoro|(?<!non )amo)\s+{_ART}{_OBJ}"
-    r"|(?<!不)(?:我喜欢|我爱)(?P<zobj>[\u4e00-\u9fff]{1,4})",
+    r"|(?<!不)(?:我(?:也|还|同样)?喜欢|我(?:也|还)?爱)(?P<zobj>[\u4e00-\u9fff]{1,4})",
     re.I,
 )
 _LIKE_STOP = {"to", "it", "that", "this", "them", "you", "your", "when", "how", "what", "being", "doing", "going",
@@ -126,7 +133,7 @@ _LIKE_STOP = {"to", "it", "that", "this", "them", "you", "your", "when", "how", 
 
 # ------------------------------------------------------------------ diet
 _VEG = re.compile(r"\b(?:i'm|i am|im|sono|user is|l'utente è)\s+(?:a\s+|un[oa]?\s+|strict\s+)?(?:vegetarian[oa]?|vegan[oa]?|vegetariano|vegetariana)\b"
-                  r"|\b(?:i don't|i do not|i never|non)\s+(?:eat|mangio)\s+(?:any\s+)?(?:meat|carne)\b|我吃素|我是素食", re.I)
+                  r"|\b(?:i don't|i do not|i never|non)\s+(?:eat|mangio)\s+(?:any\s+)?(?:meat|carne)\b|我吃素|我是素食|我(?:从来)?不吃(?:任何)?肉", re.I)
 _MEAT = re.compile(r"\b(?:i|io)?\s*(?:eat|ate|love eating|mangio|ho mangiato|adoro|love|i had)\s+(?:a\s+|una?\s+|la\s+|il\s+|some\s+)?"
                    r"(?:meat|carne|steak|steaks|bistecca|bistecche|bacon|beef|pork|maiale|salsicce|sausages?|hamburger|burgers?|"
                    r"pollo|chicken|prosciutto|ham|lamb|agnello)\b|我(?:爱|喜欢)?吃肉", re.I)
@@ -287,6 +294,7 @@ def summarise(text: str, entities: tuple[Entity, ...], created_at: datetime | No
             if not obj:
                 continue
             cat = (m.groupdict().get("cat") or "").casefold()
+            cat = _SAME_CATEGORY.get(cat, cat)
             drink = _DRINKS.get(obj) or _DRINKS.get(obj.split()[0])
             if drink:
                 cat, obj = "drink", drink
@@ -518,11 +526,14 @@ def consistent_reason(old: Facts, new: Facts) -> str | None:
     * ``different_projects``: status statements about two different projects;
     * ``same_status``: the same projects with the same statuses ("started" / "in progress");
     * ``different_likes``: liking two different things ("likes tea" / "likes biscuits");
+    * ``same_diet``: two ways of saying "no meat" ("I'm vegetarian" / "I don't eat meat", "我吃素" / "我不吃肉");
     * ``different_attributes``: places of different kinds (born in / lives in / works at: "我出生在哈尔滨" /
       "我现在住在厦门").
     """
     if _words(old.text) > _SHORT_WORDS or _words(new.text) > _SHORT_WORDS:
         return None
+    if old.diet and new.diet and old.diet[0] == new.diet[0] == "veg":
+        return "same_diet"  # "I'm vegetarian" / "I don't eat meat": the negation is the diet's own
     if _neg_parity(old.text) != _neg_parity(new.text):
         return None
     ea = [e for e in old.entities if e.attribute]

@@ -75,6 +75,7 @@ __all__ = [
     "TEMPLATES",
     "ValueDecision",
     "analyse",
+    "category_forms",
     "compare_values",
     "explain_values",
     "normalise_numbers",
@@ -855,6 +856,35 @@ def _analyse(text: str, ents: tuple[Entity, ...] | None) -> TextValues:
 
 def _place(e: Entity) -> Place | None:
     return resolve_place(e.text)
+
+
+#: words of an allergy statement: a memory that eats a food with an allergen is compared with the allergy memories
+_ALLERGY_WORDS = ("allergi", "allergic", "intoller", "intoleran", "celiac", "过敏", "不耐受", "乳糜泻")
+
+
+def category_forms(text: str, *, limit: int = 40) -> tuple[str, ...]:
+    """The words to look for in a user's other memories so that the ``absolute`` and ``health`` layers see every
+    pair they could decide, whatever the cosine: for an absolute or a habit of a category, the category's words and
+    items ("carne", "bistecca", "steak", "牛肉" ...); for an allergy, the allergen's forms and the foods that contain
+    it; for eating a food with an allergen, the words of an allergy statement. Empty for anything else.
+
+    Example:
+        >>> "bistecca" in category_forms("Non mangio mai carne"), category_forms("I love my dog")
+        (True, ())
+    """
+    tv = analyse(text)
+    forms: dict[str, None] = {}
+    for cat in dict.fromkeys([c for c, _, _ in tv.absolutes] + [c for c, _, _ in tv.habits]):
+        d = CATEGORIES[cat]
+        forms.update(dict.fromkeys(d["general"]))
+        for item_forms in d["items"].values():
+            forms.update(dict.fromkeys(item_forms))
+    for allergen, polarity, _ in tv.health:
+        if polarity > 0:
+            forms.update(dict.fromkeys(_ALLERGENS.get(allergen, (allergen,)) + _CONTAINS.get(allergen, ())))
+        else:
+            forms.update(dict.fromkeys(_ALLERGY_WORDS))
+    return tuple(f.casefold() for f in forms)[:limit]
 
 
 # ====================================================================================== comparison helpers

@@ -94,6 +94,10 @@ def test_explanations_cite_both_values_in_both_languages() -> None:
         ("I was born on 12 July 1990", "My date of birth is 12/07/1990", "same_value"),
         ("Sono nato il 12 luglio 1990", "Il mio compleanno è il 12 luglio", "same_value"),
         ("Sono nata a Palermo", "Vivo a Torino", "different_attributes"),
+        ("我喜欢紫色", "我也喜欢蓝色", "different_likes"),
+        ("I'm vegetarian", "I don't eat meat", "same_diet"),
+        ("我吃素", "我不吃肉", "same_diet"),
+        ("Mi piace il mare", "Mi piace anche la montagna", "different_likes"),
         ("我出生在哈尔滨", "我现在住在厦门", "different_attributes"),
     ],
 )
@@ -116,3 +120,8 @@ def test_not_decided_consistent(old: str, new: str) -> None:
     from memlab.integrity import consistent_reason
 
     assert consistent_reason(_facts(old), _facts(new)) is None  # type: ignore[arg-type]
+
+
+def test_a_favourite_in_british_and_american_spelling_is_one_category() -> None:
+    hit = compare_facts(_facts("My favorite color is green"), _facts("My favourite colour is red"))  # type: ignore[arg-type]
+    assert hit is not None and hit.rule == "exclusive_preference"

@@ -564,3 +564,16 @@ def test_a_pair_found_by_shared_words_alone_goes_to_the_values_level_only(store:
     b = store.add("u9", "Lisbona mi è sembrata caotica")
     assert {m.id: src for m, _, src in checker.candidates(b)}.get(a.id) == {"lexical"}
     assert not checker.check(b).has_contradiction
+
+
+def test_an_absolute_finds_the_habits_of_its_category_whatever_the_cosine(store: MemoryStore) -> None:
+    checker = SemanticIntegrityChecker(store, ScriptedJudge(default=0.99), similarity_threshold=0.999)
+    steak = store.add("u7", "Ogni sabato mi faccio una bistecca alla griglia")
+    store.add("u7", "Il sabato vado al mercato")
+    never = store.add("u7", "Non mangio mai carne")
+    assert {m.id: src for m, _, src in checker.candidates(never)}.get(steak.id) == {"lexical"}
+    res = checker.check(never)
+    assert res.has_contradiction and res.contradictions[0].decided_by == "values:absolute"
+    bread = store.add("u8", "Mangio pane e pasta normali, il glutine non mi dà fastidio")
+    celiac = store.add("u8", "Sono celiaca")
+    assert bread.id in {m.id for m, _, _ in checker.candidates(celiac)}
