@@ -22,11 +22,16 @@ _END = re.compile(
     r"\b(?:ho venduto|abbiamo venduto|ho lasciato|abbiamo lasciato|ci siamo lasciati|ci siamo separati|"
     r"mi sono licenziat[oa]|mi hanno licenziat[oa]|ho smesso di lavorare|abbiamo divorziato|ho divorziato|"
     r"mi sono laureat[oa]|mi sono diplomat[oa]|ho chiuso|non lavoro più|non sono più|ho dato via|ho regalato|"
-    r"sold|quit|left (?:my|the|our) (?:job|company|firm|school|university|band|team|husband|wife|boyfriend|girlfriend)|"
-    r"divorced|divorce|broke up|split up|separated|graduated|got laid off|was laid off|"
-    r"was fired|got fired|retired from|gave away|no longer|don't work|not anymore|anymore)\b|"
+    r"i sold|we sold|i quit|i left (?:my|the|our) (?:job|company|firm|school|university|band|team|husband|wife|boyfriend|"
+    r"girlfriend)|divorced|my divorce|broke up|split up|i graduated|got laid off|was laid off|was fired|got fired|"
+    r"retired from|gave away|(?:i|we) (?:no longer|don't|do not) (?:work|have|own)\b[^.]*\b(?:anymore|any more)|"
+    r"(?:i|we) no longer (?:work|have|own)|non lavoro più|non ho più)\b|"
     r"\b(?:got married|mi sono sposat[oa]|ci siamo sposati)\b|结婚了|"
-    r"卖了|卖掉了|辞职|离职|离婚|分手|毕业了|已经毕业|不再|不在.{1,6}工作了|送人了", re.I)
+    r"卖了|卖掉了|辞职|离职|离婚|分手|毕业了|已经毕业|不在.{1,6}工作了|送人了", re.I)
+#: what a state says: owning, working at or as, or one of the states an end closes (:data:`_CLOSES`)
+_STATE = re.compile(
+    r"\b(?:ho|abbiamo|possiedo|i have|i own|i've got|we have|we own|lavoro|i work|i'm working|i am working|sono|"
+    r"i'm|i am)\b|我有|我在.{1,10}(?:工作|上班)|我是", re.I)
 _MARRIED = re.compile(r"married|sposat|结婚", re.I)
 _NEG = re.compile(r"\b(?:non|not|no|never|mai|n't|don't|didn't|haven't|isn't)\b|n't\b|没|不|未", re.I)
 #: a state and the words that end it, across the three languages
@@ -60,8 +65,8 @@ def ended(text: str, lang: str) -> tuple[tuple[frozenset[str], str], ...]:
     out: list[tuple[frozenset[str], str]] = []
     for clause in _clauses(text):
         m = _END.search(clause)
-        if m is None:
-            continue
+        if m is None or (re.search(r"[\u4e00-\u9fff]", clause) and not clause.startswith("我")):
+            continue  # Chinese: the user's own clause ("我把那辆大众卖了"), not anyone's
         # getting married ends only being single: it is compared through _CLOSES, never by shared words
         things = frozenset() if _MARRIED.search(m.group(0)) else _things(clause.replace(m.group(0), " "), lang)
         out.append((things, clause))
@@ -69,10 +74,13 @@ def ended(text: str, lang: str) -> tuple[tuple[frozenset[str], str], ...]:
 
 
 def states(text: str, lang: str) -> tuple[tuple[frozenset[str], str], ...]:
-    """(content words that are not verbs, clause) of the user's positive statements that end nothing."""
+    """(content words that are not verbs, clause) of the user's positive statements of a state (owning, working,
+    being) that end nothing."""
     if other_person(text):
         return ()
-    return tuple((_things(c, lang), c) for c in _clauses(text) if not _END.search(c) and not _NEG.search(c))
+    return tuple((_things(c, lang), c) for c in _clauses(text)
+                 if (_STATE.search(c) or any(st.search(c) for st, _ in _CLOSES))
+                 and not _END.search(c) and not _NEG.search(c))
 
 
 _ZH_NOT_THINGS = re.compile(r"[我你他她它的了在是把那这一个辆家已经从现在自己]|卖掉?|辞职|离职|离婚|分手|毕业|不再|工作|上班")

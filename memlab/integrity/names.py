@@ -25,7 +25,8 @@ _STATED = re.compile(
     r"\b(?i:mi chiamo|il mio nome è|my name is|my name's|i'm|i am)\s+(?P<x>[A-Z][a-zà-ÿ]+(?:\s+[A-Z][a-zà-ÿ]+)?)"
     r"|(?:我叫|我的名字是|我的名字叫|我名叫)(?P<y>[\u4e00-\u9fff]{2,4})")
 _ANIMALS = ("cane", "cani", "gatto", "gatti", "gatta", "cagnolino", "cagnolina", "coniglio", "criceto", "pappagallo",
-            "cavallo", "tartaruga", "dog", "cat", "puppy", "kitten", "rabbit", "hamster", "parrot", "horse", "turtle")
+            "cavallo", "tartaruga", "porcellino d'india", "guinea pig", "dog", "cat", "puppy", "pup", "kitten", "rabbit",
+            "hamster", "parrot", "horse", "turtle", "pet")
 _ANIMALS_ZH = "狗|猫|狗狗|猫咪|兔子|仓鼠|鹦鹉|乌龟|马"
 _PET = re.compile(
     rf"\b(?:il mio|la mia|mio|mia|my|our|the)\s+(?:only\s+|unico\s+|unica\s+)?(?P<a>{'|'.join(_ANIMALS)})\b"
@@ -33,10 +34,12 @@ _PET = re.compile(
     rf"(?P<x>[A-Z][a-zà-ÿ]+)"
     rf"|\b(?:ho|abbiamo|i have|we have)\s+(?:un solo|una sola|un|una|only one|one|a|just one)\s+(?P<b>{'|'.join(_ANIMALS)})"
     rf"\s*(?:,\s*(?:si chiama\s+|called\s+|named\s+)?|\s+(?:che si chiama|called|named)\s+)(?P<z>[A-Z][a-zà-ÿ]+)"
+    rf"|\b(?P<v>[A-Z][a-zà-ÿ]+)\s*(?:,|-|–|—)\s*(?:my|our|il mio|la mia)\s+(?:one and only\s+|only\s+|unico\s+)?"
+    rf"(?P<e>{'|'.join(_ANIMALS)})\b"
     rf"|(?:我的|我家的?|我家唯一的|我唯一的)(?P<c>{_ANIMALS_ZH})(?:的名字)?(?:叫|是)(?P<y>[\u4e00-\u9fff]{{2,3}})"
     rf"|我(?:只有|就有|养了)一(?:只|条)(?P<d>{_ANIMALS_ZH})[，,]\s*(?:它)?叫(?P<w>[\u4e00-\u9fff]{{2,3}})", re.I)
-_ONE = re.compile(r"\b(?:un solo|una sola|l'unic[oa]|unic[oa]|only|just one|one|a single)\b|只有一|唯一|就一|就有一",
-                  re.I)
+_ONE = re.compile(r"\b(?:un solo|una sola|l'unic[oa]|unic[oa]|only|just one|one|a single|one and only)\b|只有一|唯一|就一|"
+                  r"就有一", re.I)
 
 
 def nickname(text: str) -> str | None:
@@ -63,7 +66,8 @@ def _animal(word: str) -> str:
     if re.search(r"[\u4e00-\u9fff]", w):
         return {"狗狗": "狗", "猫咪": "猫"}.get(w, w)
     base = lemma(w, "it" if w in _ANIMALS[:10] else "en")
-    return {"cagnolino": "cane", "cagnolina": "cane", "gatta": "gatto", "puppy": "dog", "kitten": "cat"}.get(base, base)
+    return {"cagnolino": "cane", "cagnolina": "cane", "gatta": "gatto", "puppy": "dog", "pup": "dog",
+            "kitten": "cat"}.get(base, base)
 
 
 def pet_names(text: str) -> tuple[tuple[str, str, bool], ...]:
@@ -76,8 +80,8 @@ def pet_names(text: str) -> tuple[tuple[str, str, bool], ...]:
     out: list[tuple[str, str, bool]] = []
     one = bool(_ONE.search(text))
     for m in _PET.finditer(text):
-        animal = m.group("a") or m.group("b") or m.group("c") or m.group("d")
-        name = m.group("x") or m.group("z") or m.group("y") or m.group("w")
+        animal = m.group("a") or m.group("b") or m.group("c") or m.group("d") or m.group("e")
+        name = m.group("x") or m.group("z") or m.group("y") or m.group("w") or m.group("v")
         if animal and name:
             out.append((_animal(animal), name, one))
     return tuple(out)

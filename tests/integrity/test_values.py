@@ -490,6 +490,7 @@ def test_a_nickname_is_not_the_users_name_entity() -> None:
     ("Ho un solo cane, si chiama Rex", "Il mio cane si chiama Argo"),
     ("We have one cat, Mittens", "Our cat's name is Smokey"),
     ("我只有一只狗，叫豆豆", "我的狗叫旺财"),
+    ("Oscar, my guinea pig, is great", "Peanut - my guinea pig and my only pet - cheers me up"),
 ])
 def test_the_one_pet_with_two_names(old: str, new: str) -> None:
     d = _contra(old, new, "name")
@@ -520,12 +521,23 @@ def test_a_state_and_its_end_is_an_update_to_ask_about(old: str, new: str) -> No
     assert d.update and d.type is ConflictType.STATUS
 
 
+def test_a_change_is_asked_about_without_interrupting(store: MemoryStore) -> None:
+    from memlab.records import Urgency
+
+    res, _ = _check(store, "Ho una Fiat Panda", "A marzo ho venduto la Panda")
+    c = res.contradictions[0]
+    assert c.decided_by == "values:change" and c.urgency is Urgency.MEDIUM
+
+
 @pytest.mark.parametrize(("old", "new"), [
     ("Ho un gatto", "Abbiamo adottato anche un cane"),
     ("I have a car", "I sold my old bike"),
     ("I work at a bank", "My sister quit her job at the bank"),
     ("I live in Rome", "I left Rome for a weekend trip"),
     ("I'm married", "I got married in 2015"),
+    ("I'm so happy for you", "I'm no longer scared of dogs"),  # chat: no state that an end closes
+    ("I went to the bank this morning", "I quit the gym last month"),
+    ("我去了一趟银行", "我把旧手机卖了"),
 ])
 def test_a_change_that_ends_nothing_stays_quiet(old: str, new: str) -> None:
     d = _d(old, new)
