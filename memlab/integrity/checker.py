@@ -674,8 +674,9 @@ class SemanticIntegrityChecker:
             return None, True
         if not d.contradiction:
             return None, False
-        # a state and its end is a change to ask about, not two values that cannot both hold: never an interruption
-        urgency = Urgency.MEDIUM if d.layer == "change" else Urgency.HIGH
+        # a state and its end, or a thing not yet done and then done, is a change to ask about, not two values that
+        # cannot both hold at once: never an interruption
+        urgency = Urgency.MEDIUM if d.layer in ("change", "status") else Urgency.HIGH
         return self._make(p, confidence=d.confidence, type=d.type, level=d.decided_by, urgency=urgency,
                           explanation=explain_values(d, self.config.lang), rule=d.decided_by, reason=d.reason,
                           possible_update=d.update, values=[d.old, d.new], value_info=d.info,

@@ -46,6 +46,9 @@ _FREQUENCY_WORDS = frozenset({
     "day", "always", "sempre", "spesso", "often", "usually", "solito", "really", "proprio", "davvero", "vita",
     "life", "in", "a", "the",
 })
+#: verbs of the mind: "I never thought / knew / expected" states no habit that a later one could contradict
+_MENTAL = frozenset({"think", "know", "expect", "imagine", "believe", "dream", "guess", "realize", "realise", "feel",
+                     "pensare", "sapere", "aspettare", "immaginare", "credere", "sognare", "sentire", "capire"})
 _STOP = _FREQUENCY_WORDS | frozenset("""
 i me my we our you it its this that these those a an the of to in on at for with from by about into over and or
 but not no don't do does did doesn't didn't am is are was were be been being have has had i'm i've i'd we're
@@ -108,8 +111,8 @@ def absolute_frames(text: str, lang: str) -> tuple[tuple[frozenset[str] | str, s
             continue
         if not _MARK.search(clause) or not _first_person(clause, lang):
             continue
-        content = content_words(clause, lang)
-        if 1 <= len(content) <= 3:
+        content = content_words(clause, lang) - _MENTAL
+        if 2 <= len(content) <= 3:  # an action and its thing ("vado in palestra"): "I never thought ..." is not one
             out.append((content, clause))
     return tuple(out)
 

@@ -42,7 +42,9 @@ _LIST_IT_EN = re.compile(
 _LIST_ZH = re.compile(rf"我的(?P<noun>[^\d{_ZH_STOP}]{{1,3}}?)(?:分别)?(?:叫做|叫|是)")
 _SPLIT = re.compile(r"\s*(?:,|，|、)\s*(?:(?:and|e|ed)\s+)?|\s+(?:and|e|ed|&)\s+|和|及|跟")
 _NAME = re.compile(r"^(?:[A-Z][a-zà-ÿ]+|[\u4e00-\u9fff]{1,3})$")
-_ITEM = re.compile(r"^(?:(?:il|lo|la|l'|i|gli|le|un|una|uno|a|an|the)\s+)?[\wà-ÿ'-]+(?:\s+[\wà-ÿ'-]+)?$", re.I)
+#: a listed thing that is not a name must come with its article ("la chitarra", "a road bike"): "my friends are
+#: awesome and kind" lists no friends
+_ITEM = re.compile(r"^(?:(?:il|lo|la|i|gli|le|un|una|uno|a|an|the)\s+|l'|un')[\wà-ÿ'-]+(?:\s+[\wà-ÿ'-]+)?$", re.I)
 
 
 def _key(noun: str, lang: str) -> str | None:

@@ -245,6 +245,7 @@ def test_absolute_against_a_habit_of_any_activity(old: str, new: str) -> None:
     ("I never cook", "My husband cooks every night"),  # another person
     ("Non vado mai in palestra", "Non vado in palestra da mesi"),  # no habit
     ("I never run in the evening", "I always run in the morning"),
+    ("I never thought I would see this", "I think about my mom every day"),  # a verb of the mind is no habit
 ])
 def test_absolute_against_another_activity_stays_quiet(old: str, new: str) -> None:
     d = _d(old, new)
@@ -527,6 +528,9 @@ def test_a_change_is_asked_about_without_interrupting(store: MemoryStore) -> Non
     res, _ = _check(store, "Ho una Fiat Panda", "A marzo ho venduto la Panda")
     c = res.contradictions[0]
     assert c.decided_by == "values:change" and c.urgency is Urgency.MEDIUM
+    res, _ = _check(store, "Non ho ancora iniziato la tesi", "Ho consegnato la tesi", user="u2")
+    c = res.contradictions[0]
+    assert c.decided_by == "values:status" and c.urgency is Urgency.MEDIUM
 
 
 @pytest.mark.parametrize(("old", "new"), [
@@ -589,3 +593,12 @@ def test_an_absolute_finds_the_habits_of_its_category_whatever_the_cosine(store:
     bread = store.add("u8", "Mangio pane e pasta normali, il glutine non mi dà fastidio")
     celiac = store.add("u8", "Sono celiaca")
     assert bread.id in {m.id for m, _, _ in checker.candidates(celiac)}
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("I have two friends in town", "My friends are awesome and kind"),  # adjectives are not a list of friends
+    ("Ho due gatti", "I gatti di mia sorella sono Birba, Nuvola e Pepe"),  # someone else's cats
+])
+def test_count_of_any_thing_stays_quiet(old: str, new: str) -> None:
+    d = _d(old, new)
+    assert d is None or d.layer != "count", d
