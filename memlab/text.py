@@ -62,6 +62,7 @@ from memlab.errors import InvalidInputError, MissingDependencyError
 
 __all__ = [
     "lemma",
+    "normalise_quotes_and_spaces",
     "DEFAULT_LANGUAGES",
     "FUNCTION_WORDS",
     "BIDI_CONTROLS",
@@ -265,6 +266,18 @@ _EN = frozenset(
 )
 #: Function words of Italian and English (also stop words for keyword extraction).
 FUNCTION_WORDS: frozenset[str] = _IT | _EN
+
+
+def normalise_quotes_and_spaces(text: str) -> str:
+    """``text`` in Unicode NFKC, typographic apostrophes as ``'``, runs of spaces and tabs as one space (newlines
+    kept), stripped.
+
+    Example:
+        >>> normalise_quotes_and_spaces("  l’ho  visto ")
+        "l'ho visto"
+    """
+    text = unicodedata.normalize("NFKC", text).replace("’", "'").replace("‘", "'")
+    return re.sub(r"[ \t\r\f\v]+", " ", text).strip()
 
 
 @lru_cache(maxsize=16384)

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 
-from memlab.integrity.habits import content_words, other_person
+from memlab.integrity.habits import content_words, other_person, sentence_clauses, verb_like
 
-__all__ = ["change_clash", "ended", "states"]
+__all__ = ["change_clash", "change_frames", "ended", "states"]
 
 _END = re.compile(
     r"\b(?:ho venduto|abbiamo venduto|ho lasciato|abbiamo lasciato|ci siamo lasciati|ci siamo separati|"
@@ -46,13 +46,6 @@ _CLOSES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
         (r"\b(?:student[ei]?|studentessa|studio all'università|university student|in college|at university)\b|学生|上大学|读研",
          r"\b(?:laureat[oa]|diplomat[oa]|graduated)\b|毕业"),
     ))
-_VERBISH = re.compile(r"^[a-zà-ÿ]{3,}(?:ed|ing|at[oaie]|it[oaie]|ut[oaie]|are|ere|ire)$", re.I)
-
-
-def _clauses(text: str) -> list[str]:
-    return [c.strip() for c in re.split(r"[.;!?。！？；\n]", text) if c.strip()]
-
-
 def ended(text: str, lang: str) -> tuple[tuple[frozenset[str], str], ...]:
     """(content words that are not verbs or ending words, clause) of the user's ends ("ho venduto la Panda").
 
@@ -63,7 +56,7 @@ def ended(text: str, lang: str) -> tuple[tuple[frozenset[str], str], ...]:
     if other_person(text):
         return ()
     out: list[tuple[frozenset[str], str]] = []
-    for clause in _clauses(text):
+    for clause in sentence_clauses(text):
         m = _END.search(clause)
         if m is None or (re.search(r"[\u4e00-\u9fff]", clause) and not clause.startswith("我")):
             continue  # Chinese: the user's own clause ("我把那辆大众卖了"), not anyone's
@@ -78,7 +71,7 @@ def states(text: str, lang: str) -> tuple[tuple[frozenset[str], str], ...]:
     being) that end nothing."""
     if other_person(text):
         return ()
-    return tuple((_things(c, lang), c) for c in _clauses(text)
+    return tuple((_things(c, lang), c) for c in sentence_clauses(text)
                  if (_STATE.search(c) or any(st.search(c) for st, _ in _CLOSES))
                  and not _END.search(c) and not _NEG.search(c))
 
@@ -90,22 +83,30 @@ def _things(clause: str, lang: str) -> frozenset[str]:
     if re.search(r"[\u4e00-\u9fff]", clause):
         rest = _ZH_NOT_THINGS.sub(" ", clause)  # Chinese: the two-character pieces left once the grammar is gone
         return frozenset(p[i:i + 2] for p in rest.split() for i in range(len(p) - 1) if re.fullmatch(r"[\u4e00-\u9fff]{2}", p[i:i + 2]))
-    words = {w for w in re.findall(r"[a-zà-ÿ']+", clause.casefold()) if not _VERBISH.match(w)}
+    words = {w for w in re.findall(r"[a-zà-ÿ']+", clause.casefold()) if not verb_like(w)}
     return content_words(" ".join(words), lang)
 
 
-def change_clash(old_text: str, new_text: str, lang: str) -> tuple[str, str] | None:
-    """(state clause, end clause) when one memory ends what the other states, either order; else ``None``.
+Frames = tuple[tuple[tuple[frozenset[str], str], ...], tuple[tuple[frozenset[str], str], ...]]
+
+
+def change_frames(text: str, lang: str) -> Frames:
+    """(:func:`ended`, :func:`states`) of one text: read once per memory, compared with many."""
+    return ended(text, lang), states(text, lang)
+
+
+def change_clash(old: Frames, new: Frames) -> tuple[str, str] | None:
+    """(state clause, end clause) when one memory ends what the other states, either order; else ``None``. ``old``
+    and ``new`` are the two memories' :func:`change_frames`.
 
     Example:
-        >>> change_clash("Ho una Fiat Panda", "A marzo ho venduto la Panda", "it")
+        >>> change_clash(change_frames("Ho una Fiat Panda", "it"), change_frames("A marzo ho venduto la Panda", "it"))
         ('Ho una Fiat Panda', 'A marzo ho venduto la Panda')
     """
-    for st_text, end_text, flip in ((old_text, new_text, False), (new_text, old_text, True)):
-        ends = ended(end_text, lang)
+    for (_, st_states), (ends, _), flip in ((old, new, False), (new, old, True)):
         if not ends:
             continue
-        for things, sclause in states(st_text, lang):
+        for things, sclause in st_states:
             for ething, eclause in ends:
                 closes = any(s.search(sclause) and e.search(eclause) for s, e in _CLOSES)
                 if closes or (things & ething):

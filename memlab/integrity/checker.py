@@ -664,7 +664,7 @@ class SemanticIntegrityChecker:
     def _values_level(self, p: _Pair) -> tuple[Contradiction | None, bool]:
         """Structured values (:func:`memlab.integrity.values.compare_values`): ``(contradiction, still
         undecided)``. A pair its layers call consistent is decided too: no later level, no judge."""
-        from memlab.integrity.values import compare_values, explain_values
+        from memlab.integrity.values import CHANGE_LAYERS, compare_values, explain_values
 
         new, old = p.new, p.old.item
         d = compare_values(old.text, new.text, old_entities=self.facts(old).entities,
@@ -674,9 +674,7 @@ class SemanticIntegrityChecker:
             return None, True
         if not d.contradiction:
             return None, False
-        # a state and its end, or a thing not yet done and then done, is a change to ask about, not two values that
-        # cannot both hold at once: never an interruption
-        urgency = Urgency.MEDIUM if d.layer in ("change", "status") else Urgency.HIGH
+        urgency = Urgency.MEDIUM if d.layer in CHANGE_LAYERS else Urgency.HIGH
         return self._make(p, confidence=d.confidence, type=d.type, level=d.decided_by, urgency=urgency,
                           explanation=explain_values(d, self.config.lang), rule=d.decided_by, reason=d.reason,
                           possible_update=d.update, values=[d.old, d.new], value_info=d.info,

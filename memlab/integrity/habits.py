@@ -20,11 +20,23 @@ import re
 from memlab.entities import _vocab as V
 from memlab.text import lemma
 
-__all__ = ["absolute_frames", "clash", "content_words", "habit_frames", "other_person", "status_clash", "status_frames"]
+__all__ = [
+    "absolute_frames",
+    "clash",
+    "clauses",
+    "content_words",
+    "habit_frames",
+    "other_person",
+    "sentence_clauses",
+    "status_clash",
+    "status_frames",
+    "verb_like",
+]
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _WORD = re.compile(r"[a-zà-ÿ']+", re.I)
-_CLAUSES = re.compile(r"[.;!?。！？；\n]|,(?!\d)|，|\b(?:ma|but|però|however|tuttavia)\b|但是|但|可是|不过", re.I)
+_CLAUSES = re.compile(r"[.;!?。！？；\n]|,(?!\d)|，|\b(?:ma|but|però|pero|however|tuttavia)\b|但是|但|可是|不过", re.I)
+_SENTENCE_END = re.compile(r"[.;!?。！？；\n]")
 _MARK = re.compile(r"\b(?:mai|never)\b", re.I)
 _MARK_ZH = re.compile(r"(?:从来都不|从来不|从不|从没|从未|从来没有?|绝不)")
 _SOFT = re.compile(
@@ -84,8 +96,25 @@ def _first_person(clause: str, lang: str) -> bool:
     return lemma(first, "it") != first.casefold()
 
 
-def _clauses(text: str) -> list[str]:
+def clauses(text: str) -> list[str]:
+    """``text`` cut at sentence ends, commas (not decimal ones) and "ma / but / però / 但是": the pieces an absolute
+    or a habit is read from.
+
+    Example:
+        >>> clauses("Non bevo mai vino, ma bevo birra")
+        ['Non bevo mai vino', 'bevo birra']
+    """
     return [c.strip() for c in _CLAUSES.split(text) if c and c.strip()]
+
+
+def sentence_clauses(text: str) -> list[str]:
+    """``text`` cut at sentence ends and semicolons only (a status, a change or an eating habit spans commas)."""
+    return [c.strip() for c in _SENTENCE_END.split(text) if c.strip()]
+
+
+def verb_like(word: str) -> bool:
+    """The word looks like a verb form: a participle, an infinitive or an "-ing" ("prenotato", "finire", "booked")."""
+    return bool(_VERB_FORM.match(word))
 
 
 def absolute_frames(text: str, lang: str) -> tuple[tuple[frozenset[str] | str, str], ...]:
@@ -98,7 +127,7 @@ def absolute_frames(text: str, lang: str) -> tuple[tuple[frozenset[str] | str, s
     if other_person(text):
         return ()
     out: list[tuple[frozenset[str] | str, str]] = []
-    for clause in _clauses(text):
+    for clause in clauses(text):
         if _SOFT.search(clause):
             continue
         if _CJK.search(clause):
@@ -123,7 +152,7 @@ def habit_frames(text: str, lang: str) -> tuple[tuple[frozenset[str] | str, str]
     if other_person(text):
         return ()
     out: list[tuple[frozenset[str] | str, str]] = []
-    for clause in _clauses(text):
+    for clause in clauses(text):
         if not _HABIT.search(clause) or _NEG.search(clause) or _SOFT.search(clause):
             continue
         if _CJK.search(clause):
@@ -182,7 +211,7 @@ def status_frames(text: str, lang: str) -> tuple[tuple[str, frozenset[str] | str
     if other_person(text):
         return ()
     out: list[tuple[str, frozenset[str] | str, str]] = []
-    for clause in [c.strip() for c in re.split(r"[.;!?。！？；\n]", text) if c.strip()]:
+    for clause in sentence_clauses(text):
         pending = _PENDING.search(clause)
         if pending is None and (not _DONE.search(clause) or (_NEG.search(clause) and not _CJK.search(clause))):
             continue
@@ -203,7 +232,7 @@ _AFTER_SUBJECT = re.compile(r"\b(?:i|we|haven't|hasn't|have|had|not|ho|ha|abbiam
 def _verbs(clause: str, lang: str) -> frozenset[str]:
     """Lemmas of the words that look like the clause's verbs (participles, infinitives, "-ing", the word after
     "I" / "ho"): a shared verb alone ("booked the flights" / "booked the hotel") is not the same thing."""
-    words = {w for w in _WORD.findall(clause.casefold()) if _VERB_FORM.match(w)}
+    words = {w for w in _WORD.findall(clause.casefold()) if verb_like(w)}
     words |= {m.group(1) for m in _AFTER_SUBJECT.finditer(clause.casefold())}
     return frozenset(lemma(w, lang) for w in words)
 

@@ -31,6 +31,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from memlab.text import normalise_quotes_and_spaces
+
 __all__ = ["Place", "place_relation", "resolve_place", "warm_up"]
 
 #: a leading article ("the", "la", "l'"...): a word followed by a space, or an elided l' ("Lombardia" keeps its "Lo")
@@ -53,13 +55,8 @@ _REGION_WORD = re.compile(r"\s+(?:state|province|region)$")
 _ZH_DISTRICT = re.compile(r"^([\u4e00-\u9fff]{2,3}?)市?[\u4e00-\u9fff]{1,4}(?:区|县|镇|街道|路|新区)$")
 
 
-def _norm(s: str) -> str:
-    s = unicodedata.normalize("NFKC", s).replace("’", "'").replace("‘", "'")
-    return re.sub(r"[ \t\r\f\v]+", " ", s).strip()
-
-
 def _place_key(name: str) -> str:
-    k = _norm(name).casefold().strip(" .,'\"")
+    k = normalise_quotes_and_spaces(name).casefold().strip(" .,'\"")
     k = _ARTICLES.sub("", k)
     return k.removesuffix("的").strip()
 
@@ -336,7 +333,7 @@ def resolve_place(name: str) -> Place | None:
     """
     if not isinstance(name, str) or not name.strip() or len(name) > 80:
         return None
-    raw = _norm(name)
+    raw = normalise_quotes_and_spaces(name)
     key = _place_key(raw)
     if not key:
         return None

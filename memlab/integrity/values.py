@@ -49,7 +49,6 @@ import functools
 import math
 import re
 import threading
-import unicodedata
 import warnings
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -59,18 +58,27 @@ from typing import Any
 
 from memlab.entities import STABLE_ATTRIBUTES, Entity, EntityKind, extract_entities, format_value
 from memlab.entities import _vocab as V
-from memlab.integrity.changes import change_clash
-from memlab.integrity.habits import absolute_frames, clash, habit_frames, status_clash, status_frames
+from memlab.integrity.changes import change_clash, change_frames
+from memlab.integrity.habits import (
+    absolute_frames,
+    clash,
+    clauses,
+    habit_frames,
+    sentence_clauses,
+    status_clash,
+    status_frames,
+)
 from memlab.integrity.names import nickname, pet_names, stated_name
 from memlab.integrity.nouncounts import noun_counts, noun_lists
 from memlab.integrity.patterns import compare_facts, project_statuses, summarise
 from memlab.integrity.places import Place, place_relation, resolve_place
 from memlab.integrity.places import warm_up as _warm_places
 from memlab.records import ConflictType
-from memlab.text import FUNCTION_WORDS, detect_lang, lemma
+from memlab.text import FUNCTION_WORDS, detect_lang, lemma, normalise_quotes_and_spaces
 
 __all__ = [
     "CATEGORIES",
+    "CHANGE_LAYERS",
     "LAYERS",
     "TEMPLATES",
     "ValueDecision",
@@ -84,6 +92,9 @@ __all__ = [
     "warm_up",
 ]
 
+#: Layers whose contradiction is a change over time to ask about (a state and its end, a thing not yet done and
+#: then done), not two values that cannot both hold: the checker reports them MEDIUM, never as an interruption.
+CHANGE_LAYERS: frozenset[str] = frozenset({"change", "status"})
 #: The layers, in the order they are tried.
 LAYERS: tuple[str, ...] = ("number", "count", "place", "name", "absolute", "health", "status", "change", "onset")
 
@@ -132,9 +143,7 @@ _NEG = re.compile(r"\b(?:not|no|never|don't|doesn't|didn't|isn't|aren't|wasn't|c
                   r"nessun[oa]?)\b|n't\b|不|没", re.I)
 
 
-def _norm(s: str) -> str:
-    s = unicodedata.normalize("NFKC", s).replace("’", "'").replace("‘", "'")
-    return re.sub(r"[ \t\r\f\v]+", " ", s).strip()
+_norm = normalise_quotes_and_spaces
 
 
 def _words(text: str) -> int:
@@ -476,11 +485,6 @@ def _find_verbs(clause: str, verbs: Sequence[str]) -> list[int]:
     return [m.start() for m in rx.finditer(clause.casefold())]
 
 
-_CLAUSES = re.compile(r"[.;!?。！？；\n]|,(?!\d)|，|\b(?:ma|but|però|pero|however|tuttavia)\b|但是|但|可是|不过", re.I)
-
-
-def _clauses(text: str) -> list[str]:
-    return [c.strip() for c in _CLAUSES.split(text) if c and c.strip()]
 
 
 def _other_person(clause: str) -> bool:
@@ -492,7 +496,7 @@ def _absolutes(text: str) -> list[tuple[str, str | None, str]]:
     if _ABS_SOFT.search(text) or _other_person(text):
         return []
     out: list[tuple[str, str | None, str]] = []
-    for clause in _clauses(text):
+    for clause in clauses(text):
         m = _ABS_MARK.search(clause)
         if m is None:
             continue
@@ -567,7 +571,7 @@ def _habits(text: str) -> list[tuple[str, str | None, str]]:
     if _other_person(text):
         return []
     out: list[tuple[str, str | None, str]] = []
-    for clause in _clauses(text):
+    for clause in clauses(text):
         if _POS_BLOCK.search(clause) or _ABS_MARK.search(clause):
             continue
         low = clause.casefold()
@@ -738,8 +742,7 @@ def _tolerances(text: str, allergic: set[str]) -> list[tuple[str, int, str]]:
     habit or without problems ("Mangio gli spaghetti alle vongole senza nessun problema", "我天天吃花生，一点事都没有"),
     not negated, not hypothetical; never an allergen the same text says the user is allergic to."""
     out: list[tuple[str, int, str]] = []
-    clauses = [c.strip() for c in re.split(r"[.;!?。！？；\n]", text) if c.strip()]
-    for clause in clauses:
+    for clause in sentence_clauses(text):
         if not (_NO_PROBLEM.search(clause) or _HABIT.search(clause)) or not _CONSUME.search(clause):
             continue
         head = _NO_PROBLEM.sub(" ", clause)
@@ -774,6 +777,13 @@ class TextValues:
     neg: int
     neg_health: int
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # lazily computed (pattern facts)
+
+    def once(self, key: str, compute: Any) -> Any:
+        """``compute()`` the first time ``key`` is asked for, the cached value after: a memory is compared with many
+        others, its own reading is done once."""
+        if key not in self.memo:
+            self.memo.setdefault(key, compute())
+        return self.memo[key]
 
     @property
     def facts(self) -> Any:
@@ -1028,7 +1038,8 @@ def _absolute(a: TextValues, b: TextValues, years: float | None, lang: str) -> V
     for (src, dst, flip) in ((a, b, False), (b, a, True)):
         if src.absolutes:
             continue  # "I never drink" is about alcohol: the categories above have read it
-        hit = clash(absolute_frames(src.text, src.lang), habit_frames(dst.text, dst.lang))
+        hit = clash(src.once("absolute_frames", lambda t=src: absolute_frames(t.text, t.lang)),
+                    dst.once("habit_frames", lambda t=dst: habit_frames(t.text, t.lang)))
         if hit is not None:
             old, new = hit if not flip else hit[::-1]
             return ValueDecision("absolute", True, old, new, 0.84, ConflictType.PREFERENCE, "absolute_vs_habit",
@@ -1056,8 +1067,8 @@ def _health_layer(a: TextValues, b: TextValues, years: float | None, lang: str) 
 
 def _name_layer(a: TextValues, b: TextValues, years: float | None, lang: str) -> ValueDecision | None:
     """The one pet with two names contradicts; a nickname others use agrees with the user's name."""
-    for x_animal, x_name, x_one in pet_names(b.text):
-        for y_animal, y_name, y_one in pet_names(a.text):
+    for x_animal, x_name, x_one in b.once("pets", lambda: pet_names(b.text)):
+        for y_animal, y_name, y_one in a.once("pets", lambda: pet_names(a.text)):
             if x_animal == y_animal and x_name.casefold() != y_name.casefold() and (x_one or y_one):
                 return ValueDecision("name", True, y_name, x_name, 0.86, ConflictType.NAME, "one_pet_two_names",
                                      info={"animal": x_animal})
@@ -1069,7 +1080,8 @@ def _name_layer(a: TextValues, b: TextValues, years: float | None, lang: str) ->
 
 def _change_layer(a: TextValues, b: TextValues, years: float | None, lang: str) -> ValueDecision | None:
     """A state and its end: "Ho una Fiat Panda" / "Ho venduto la Panda", "I'm married" / "My divorce was final"."""
-    hit = change_clash(a.text, b.text, a.lang if a.lang == b.lang else lang)
+    hit = change_clash(a.once("change_frames", lambda: change_frames(a.text, a.lang)),
+                       b.once("change_frames", lambda: change_frames(b.text, b.lang)))
     if hit is None:
         return None
     return ValueDecision("change", True, hit[0], hit[1], 0.8, ConflictType.STATUS, "state_vs_end", update=True)
@@ -1080,7 +1092,8 @@ def _status_layer(a: TextValues, b: TextValues, years: float | None, lang: str) 
     le vacanze"; "I haven't read the book club pick yet" / "I finished the book club novel"."""
     if project_statuses(a.text) and project_statuses(b.text):
         return None  # a named project on both sides: the pattern rule names it in its question
-    hit = status_clash(status_frames(a.text, a.lang), status_frames(b.text, b.lang))
+    hit = status_clash(a.once("status_frames", lambda: status_frames(a.text, a.lang)),
+                       b.once("status_frames", lambda: status_frames(b.text, b.lang)))
     if hit is None:
         return None
     return ValueDecision("status", True, hit[0], hit[1], 0.82, ConflictType.STATUS, "not_yet_vs_done", update=True)
