@@ -30,7 +30,14 @@ from memlab.datasets.locomo import (
     LocomoTurn,
     load_locomo,
 )
-from memlab.datasets.pairs import Pair, load_pairs, parse_kvpi_profile, render_kvpi_profile, sample_pairs
+from memlab.datasets.pairs import (
+    KVPI_LABELS,
+    Pair,
+    load_pairs,
+    parse_kvpi_profile,
+    render_kvpi_profile,
+    sample_pairs,
+)
 from memlab.datasets.registry import (
     DATASETS,
     DatasetInfo,
@@ -46,6 +53,7 @@ __all__ = [
     "DATASETS",
     "DatasetInfo",
     "Dialogue",
+    "KVPI_LABELS",
     "LOCOMO_CATEGORIES",
     "LocomoConversation",
     "LocomoObservation",

@@ -4,7 +4,10 @@ Label mappings (documented in ``datasets/README.md``):
 
 * 3-way sets (snli, anli, sick, control, gu_dnli, ocnli, kvpi) -> contradiction / entailment / neutral.
   OCNLI rows labelled ``-`` (no annotator majority) are skipped, as the OCNLI README says.
-  KvPI: 0 -> entailment, 1 -> contradiction, 2 -> neutral ("irrelevant").
+  KvPI: 0 -> neutral ("irrelevant"), 1 -> entailment, 2 -> contradiction (:data:`KVPI_LABELS`; read from the
+  data itself, not from the origin repository's ``f1_acc.py`` display names, which say 0/1/2 = entailed /
+  contradicted / irrelevant: in the constellation domain 390 of 445 rows labelled 2 name another sign than the
+  profile's and none labelled 1 does; see ``datasets/kvpi/SOURCE.md``).
 * the newer sets in one JSON-lines form (decode_pairs, lingnli, taxinli, cad_snli, breaking_nli, negation_nli,
   cnli_zh, cmnli_zh, xnli, cinlid, tenp, semi_auto_nli, conjnli, prosecco, hard_negatives; gzip) carry memlab's
   label names already (prosecco's ``non_contradiction`` -> not_contradiction); decode_pairs, prosecco and
@@ -202,6 +205,8 @@ def _cdconv(path: Path, rel: str) -> Iterator[Pair]:
 
 
 _KVPI_GENDER = {"female": "女", "male": "男"}
+KVPI_LABELS: Mapping[str, Label] = {"0": Label.NEUTRAL, "1": Label.ENTAILMENT, "2": Label.CONTRADICTION}
+"""KvPI's label column: 0 = irrelevant, 1 = entailed, 2 = contradicted (established from the rows, see above)."""
 _KVPI_ITEM = re.compile(r"'(\w+)'\s*:\s*'?([^,'}]*)'?")
 
 
@@ -229,7 +234,7 @@ def render_kvpi_profile(profile: Mapping[str, str]) -> str:
 
 
 def _kvpi(path: Path, rel: str) -> Iterator[Pair]:
-    mapping = {"0": _E, "1": _C, "2": _N}
+    mapping = dict(KVPI_LABELS)
     for lineno, f in iter_tsv(path, n_columns=3):
         profile_text, sep, response = f[0].partition(" <SEP> ")
         if not sep:

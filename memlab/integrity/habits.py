@@ -24,12 +24,14 @@ __all__ = [
     "absolute_frames",
     "clash",
     "clauses",
+    "other_activity",
     "content_words",
     "habit_frames",
     "other_person",
     "sentence_clauses",
     "status_clash",
     "status_frames",
+    "status_other_things",
     "verb_like",
 ]
 
@@ -183,6 +185,49 @@ def clash(absolutes: tuple[tuple[frozenset[str] | str, str], ...],
     return None
 
 
+def _object(content: frozenset[str] | str, clause: str, lang: str) -> frozenset[str] | str:
+    """What an absolute is about, without its verb: the content words but the first one in the clause ("I never
+    drink *coffee*", "Non guardo mai *la televisione*"); Chinese: the words after the verb ("从来不喝*奶茶*")."""
+    if isinstance(content, str):
+        return content[1:] if len(content) > 1 else content
+    order = [lemma(w, lang) for w in _WORD.findall(clause.casefold()) if w not in _STOP and len(w) > 1]
+    verb = next((w for w in order if w in content), None)
+    return content - {verb} if verb is not None else content
+
+
+def _meets(obj: frozenset[str] | str, habit: frozenset[str] | str, hclause: str) -> bool:
+    """The habit mentions the absolute's thing: a shared word, or one word the start of the other ("bici" /
+    "bicicletta", "tele" in "televisione" / "telegiornale"); Chinese: a shared character pair (one character for
+    a one-character thing)."""
+    if isinstance(obj, str):
+        if len(obj) == 1:
+            return obj in hclause
+        return any(obj[i:i + 2] in hclause for i in range(len(obj) - 1))
+    words = habit if isinstance(habit, frozenset) else frozenset()
+    return any(o[:4] == w[:4] for o in obj for w in words if len(o) >= 4 and len(w) >= 4) or bool(obj & words)
+
+
+def other_activity(absolutes: tuple[tuple[frozenset[str] | str, str], ...],
+                   habits: tuple[tuple[frozenset[str] | str, str], ...], lang: str) -> bool:
+    """An absolute and a habit of the same person about different things: "I never drink coffee" / "I drink green
+    tea every morning", "I never watch TV" / "I listen to podcasts every evening", "I never drive to work" / "I drive
+    to my parents' place every Sunday". Both can be true. ``False`` when there is no pair, or when some habit
+    mentions an absolute's thing ("I never drink coffee" / "two cups of coffee every morning": the judge decides).
+
+    Example:
+        >>> other_activity(absolute_frames("I never drink coffee.", "en"),
+        ...                habit_frames("I drink green tea every morning.", "en"), "en")
+        True
+    """
+    if not absolutes or not habits:
+        return False
+    for content, clause in absolutes:
+        obj = _object(content, clause, lang)
+        if not obj or any(_meets(obj, hcontent, hclause) for hcontent, hclause in habits):
+            return False
+    return True
+
+
 # ====================================================================================== not yet vs done
 _PENDING = re.compile(
     r"\b(?:non\b.{0,40}\bancora|ancora da|devo ancora|not\b.{0,40}\byet|haven't\b.{0,40}\byet|still have to|"
@@ -255,3 +300,28 @@ def status_clash(old: tuple[tuple[str, frozenset[str] | str, str], ...],
             elif isinstance(content, frozenset) and isinstance(ncontent, frozenset) and content & ncontent:
                 return clause, nclause
     return None
+
+
+def status_other_things(old: tuple[tuple[str, frozenset[str] | str, str], ...],
+                        new: tuple[tuple[str, frozenset[str] | str, str], ...]) -> bool:
+    """Both texts say how far along something is, and no two of those things share a word (Chinese: a character
+    pair): "I finished my degree" / "I haven't started looking for a job yet". Both can be true.
+
+    Example:
+        >>> status_other_things(status_frames("I finished my degree.", "en"),
+        ...                     status_frames("I haven't started looking for a job yet.", "en"))
+        True
+    """
+    if not old or not new:
+        return False
+    for _, content, _ in old:
+        for _, ncontent, _ in new:
+            if isinstance(content, str) and isinstance(ncontent, str):
+                if _zh_overlap(content, ncontent):
+                    return False
+            elif isinstance(content, frozenset) and isinstance(ncontent, frozenset):
+                if content & ncontent:
+                    return False
+            else:
+                return False
+    return True

@@ -25,15 +25,15 @@ _STOP_NOUNS = frozenset({
     "metri", "cm", "pounds", "miles",
 })
 #: two words for one thing (after lemmatisation)
-_SAME_THING = {"grandkid": "grandchild", "nipotino": "nipote", "nipotina": "nipote", "bicycle": "bike",
+_SAME_THING = {"娃": "孩子", "小孩": "孩子", "孩子们": "孩子", "狗狗": "狗", "猫咪": "猫", "grandkid": "grandchild", "nipotino": "nipote", "nipotina": "nipote", "bicycle": "bike",
                "automobile": "car", "auto": "macchina", "cagnolino": "cane", "kitty": "cat", "puppy": "dog"}
 _COUNT_IT_EN = re.compile(
     r"\b(?:ho|abbiamo|possiedo|suono|i have|i've got|i have got|i own|we have|we own|i play|i've)\s+"
     r"(?:(?:solo|soltanto|only|just)\s+)?(?P<n>\d{1,2}|un solo|una sola|un'unica|only one|a single|one)\s+"
     r"(?:(?:solo|sola|unico|unica)\s+)?(?P<noun>[a-zà-ÿ]{3,20})\b", re.I)
-_MEASURE = "个只条位辆把种台部座套间匹头"
+_MEASURE = "个只条位辆把种台部座套间匹头口"
 _ZH_STOP = "都也在是叫和、，。,.的了就还住已很去"
-_COUNT_ZH = re.compile(rf"我(?:有|养了|养着|养|会弹|会拉|会吹|会|家有)(?P<n>\d{{1,2}})[{_MEASURE}]?(?P<noun>[^\d{_ZH_STOP}]{{1,3}})")
+_COUNT_ZH = re.compile(rf"我(?:有|养了|养着|养|会弹|会拉|会吹|会|家(?:就|只)?有?)(?P<n>\d{{1,2}})[{_MEASURE}]?(?P<noun>[^\d{_ZH_STOP}]{{1,3}})")
 _COUNT_ZH_MY = re.compile(rf"我的(?P<n>\d{{1,2}})[{_MEASURE}](?P<noun>[^\d{_ZH_STOP}]{{1,3}})")
 _LIST_IT_EN = re.compile(
     r"\b(?:(?:i miei|le mie|my)\s+(?P<noun>[a-zà-ÿ]{3,20})|(?:gli|i|le|the)\s+(?P<rnoun>[a-zà-ÿ]{3,20})\s+"
@@ -49,7 +49,7 @@ _ITEM = re.compile(r"^(?:(?:il|lo|la|i|gli|le|un|una|uno|a|an|the)\s+|l'|un')[\w
 
 def _key(noun: str, lang: str) -> str | None:
     if re.search(r"[\u4e00-\u9fff]", noun):
-        return f"noun:{noun}"
+        return f"noun:{_SAME_THING.get(noun, noun)}"
     if noun.casefold() in _STOP_NOUNS or _OWN.match(noun):
         return None
     base = lemma(noun, lang)
@@ -72,12 +72,33 @@ def noun_counts(norm: str, lang: str) -> dict[str, tuple[int, str]]:
         key = _key(m.group("noun"), lang)
         if key is not None:
             out.setdefault(key, (_number(m.group("n")), f"{m.group('n')} {m.group('noun')}"))
+    for m in _VERB_COUNT.finditer(norm):
+        verb, n = (m.group("v"), m.group("n")) if m.group("v") else (m.group("zv"), m.group("zn"))
+        out.setdefault(_verb_key(verb), (int(n), m.group(0).removeprefix("我")))
     for rx in (_COUNT_ZH, _COUNT_ZH_MY):
         for m in rx.finditer(norm):
             key = _key(m.group("noun"), "zh")
             if key is not None:
                 out.setdefault(key, (int(m.group("n")), m.group(0).removeprefix("我的").removeprefix("我")))
     return out
+
+
+#: counts and lists keyed by what one does with the things (played instruments, practised sports), for a list that
+#: names none of the counted noun: "Suono tre strumenti" / "Suono solo il piano e la chitarra", "我会弹三种乐器" /
+#: "我只会弹钢琴和吉他". The list must be said to be the whole of it ("solo", "only", "只").
+_VERB_COUNT = re.compile(
+    r"\b(?P<v>suono|pratico|i play|i practi[cs]e)\s+(?P<n>\d{1,2})\s+[a-zà-ÿ]{3,20}\b"
+    rf"|我(?P<zv>会弹|会拉|会吹)(?P<zn>\d{{1,2}})[{_MEASURE}]", re.I)
+_VERB_ONLY_LIST = re.compile(
+    r"\b(?:(?P<v1>suono|pratico)\s+(?:solo|soltanto|solamente)|i\s+only\s+(?P<v2>play|practi[cs]e))\s+"
+    r"|我(?:只|就只|仅)(?P<zv>会弹|会拉|会吹)", re.I)
+_VERB_KEY = {"i play": "play", "i practice": "practise", "i practise": "practise", "pratico": "practise",
+             "suono": "play", "practice": "practise"}
+
+
+def _verb_key(verb: str) -> str:
+    v = verb.casefold()
+    return f"verb:{_VERB_KEY.get(v, v)}"
 
 
 def _items(rest: str, names_only: bool) -> list[str]:
@@ -112,6 +133,14 @@ def noun_lists(norm: str, lang: str) -> dict[str, tuple[int, str, bool]]:
         items = _items(norm[m.end():], names_only=m.group("app") is not None)
         if len(items) >= 2 or (len(items) == 1 and m.group("cop")):
             out.setdefault(key, (len(items), ", ".join(items), True))
+    for m in _VERB_ONLY_LIST.finditer(norm):
+        verb = m.group("v1") or m.group("v2") or m.group("zv")
+        rest = norm[m.end():]
+        zh = m.group("zv") is not None
+        items = [x for x in _SPLIT.split(re.split(r"[.!?;:。！？；\n]", rest, maxsplit=1)[0]) if x.strip()]
+        items = [x.strip() for x in items if zh or _ITEM.match(x.strip()) or re.fullmatch(r"[a-zà-ÿ]{3,20}", x.strip(), re.I)]
+        if len(items) >= 1:
+            out.setdefault(_verb_key(verb), (len(items), "、".join(items) if zh else ", ".join(items), True))
     for m in _LIST_ZH.finditer(norm):
         key = _key(m.group("noun"), "zh")
         items = _items(norm[m.end():], names_only=False)

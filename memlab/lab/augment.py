@@ -1,8 +1,9 @@
-"""Seeded synthetic persona pairs (English and Italian) that teach the judge attribute contradictions.
+"""Seeded synthetic persona pairs (English, Italian, Chinese) that teach the judge attribute contradictions.
 
 Real NLI data (SNLI captions, spoken dialogue) rarely contains the kind of pair a personal memory store sees:
 "I was born on 12 July 1990" vs "My birthday is on 15 August". This module renders persona attributes through
-templates, in English and Italian, first and third person, and labels pairs by construction:
+templates, in English and Italian (first and third person) and Chinese (:mod:`memlab.lab.augment_zh`: also key/value
+lines such as "星座：射手座" and other people's attributes), and labels pairs by construction:
 
 - same attribute, same value (any template of that attribute) -> ``entailment``;
 - same attribute, different value -> ``contradiction``;
@@ -25,11 +26,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from memlab.errors import InvalidInputError
+from memlab.lab import augment_zh
 from memlab.records import Label
 
 __all__ = ["LANGUAGES", "SyntheticPair", "generate_pairs"]
 
-LANGUAGES = ("en", "it")
+LANGUAGES = ("en", "it", "zh")
 """Languages the templates cover."""
 
 
@@ -42,7 +44,7 @@ class SyntheticPair:
         hypothesis: the later statement, judged against ``premise``.
         label: ``contradiction``, ``entailment`` or ``neutral``.
         attribute: generating attribute (``birthday``, ``city`` ...), for analysis.
-        language: ``en`` or ``it``.
+        language: ``en``, ``it`` or ``zh``.
     """
 
     premise: str
@@ -753,9 +755,14 @@ def generate_pairs(
     out = []
     for _ in range(n):
         lang = rng.choice(langs)
-        pair = _one(rng, lang)
+        if lang == "zh":
+            premise, hypothesis, label, attribute = augment_zh.one_pair(rng)
+            pair = SyntheticPair(premise, hypothesis, label, attribute, lang)
+        else:
+            pair = _one(rng, lang)
         if chitchat and rng.random() < chitchat:
-            pair = SyntheticPair(_chitchat(pair.premise, lang, rng), _chitchat(pair.hypothesis, lang, rng),
-                                 pair.label, pair.attribute, pair.language)
+            sides = [augment_zh.wrap(t, rng) if lang == "zh" else _chitchat(t, lang, rng)
+                     for t in (pair.premise, pair.hypothesis)]
+            pair = SyntheticPair(sides[0], sides[1], pair.label, pair.attribute, pair.language)
         out.append(pair)
     return out

@@ -37,7 +37,6 @@ above the threshold.
 
 from __future__ import annotations
 
-import ast
 import csv
 import json
 import logging
@@ -54,6 +53,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
+from memlab.datasets import KVPI_LABELS, parse_kvpi_profile
 from memlab.embedding.thresholds import (
     EmbedderCalibration,
     EmbedderThresholds,
@@ -200,16 +200,6 @@ _GENDER = {"male": "我是男生", "female": "我是女生", "男": "我是男�
 _KVPI_DOMAIN = {"0": "gender", "1": "loc", "2": "constellation"}  # inferred from the responses' content
 
 
-def _kvpi_profile(text: str) -> dict[str, str]:
-    try:
-        parsed = ast.literal_eval(text)
-        if isinstance(parsed, dict):
-            return {str(k): str(v) for k, v in parsed.items()}
-    except (ValueError, SyntaxError):
-        pass
-    return {k: v.strip() for k, v in re.findall(r"'?(\w+)'?\s*:\s*'?([^,'}]+)'?", text)}
-
-
 def _kvpi_memories(profile: dict[str, str]) -> dict[str, str]:
     out = {}
     if profile.get("gender") in _GENDER:
@@ -227,8 +217,9 @@ def _kvpi(data_dir: Path) -> list[tuple[dict[str, str], str, str, str]]:
         if len(row) < 3 or " <SEP> " not in row[0]:
             continue
         prof, resp = row[0].split(" <SEP> ", 1)
-        label = {"0": "entailment", "1": "contradiction", "2": "neutral"}.get(row[1].strip(), "")
-        rows.append((_kvpi_memories(_kvpi_profile(prof)), resp.strip(), label, _KVPI_DOMAIN.get(row[2].strip(), "")))
+        lab = KVPI_LABELS.get(row[1].strip())
+        label = lab.value if lab is not None else ""
+        rows.append((_kvpi_memories(parse_kvpi_profile(prof)), resp.strip(), label, _KVPI_DOMAIN.get(row[2].strip(), "")))
     return rows
 
 

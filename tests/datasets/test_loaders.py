@@ -84,11 +84,7 @@ _RAW_TO_LABEL = {
         "2": Label.CONTRADICTION,
         "3": Label.CONTRADICTION,
     },
-    "kvpi": {
-        "0=entailed": Label.ENTAILMENT,
-        "1=contradicted": Label.CONTRADICTION,
-        "2=irrelevant": Label.NEUTRAL,
-    },
+    "kvpi": {"0": Label.NEUTRAL, "1": Label.ENTAILMENT, "2": Label.CONTRADICTION},
     "rte3_ita": {"YES": Label.ENTAILMENT, "NO": Label.NEUTRAL},
     **{
         name: {label.value: label for label in Label}
@@ -127,6 +123,29 @@ def test_kvpi_profile_and_rendering() -> None:
     first = pairs[0]
     assert first.meta["profile"]["loc"] in first.premise
     assert "性别：女" in first.premise  # gender female rendered in Chinese
+
+
+def test_kvpi_labels_read_from_the_rows() -> None:
+    # the origin repository's display names say 0/1/2 = entailed/contradicted/irrelevant; the rows say
+    # 2 = contradicted: in the constellation domain, a contradicted reply names another sign than the profile's,
+    # an entailed one names the profile's own sign (datasets/kvpi/SOURCE.md)
+    signs = [s + "座" for s in "白羊 金牛 双子 巨蟹 狮子 处女 天秤 天蝎 射手 摩羯 水瓶 双鱼".split()]
+    named: collections.Counter[tuple[Label, bool, bool]] = collections.Counter()
+    for p in load_pairs("kvpi"):
+        if p.meta["domain"] != "2":
+            continue
+        own = p.meta["profile"]["constellation"][:2]
+        other = any(s[:2] in p.hypothesis for s in signs if s[:2] != own)
+        named[(p.label, own in p.hypothesis, other)] += 1
+
+    def share(label: Label, own: bool | None, other: bool | None) -> float:
+        rows = {k: v for k, v in named.items() if k[0] is label}
+        hit = sum(v for k, v in rows.items() if own in (None, k[1]) and other in (None, k[2]))
+        return hit / sum(rows.values())
+
+    assert share(Label.CONTRADICTION, False, True) > 0.8  # only another sign: 390 of 445
+    assert share(Label.ENTAILMENT, True, None) > 0.95  # the profile's sign: 476 of 479
+    assert share(Label.ENTAILMENT, False, True) == 0.0  # never only another sign
 
 
 def test_cdconv_history_has_speaker_tags() -> None:

@@ -424,7 +424,75 @@ def test_status_not_yet_against_done(old: str, new: str) -> None:
 ])
 def test_status_stays_quiet(old: str, new: str) -> None:
     d = _d(old, new)
-    assert d is None or d.layer != "status", d
+    assert d is None or d.layer != "status" or not d.contradiction, d
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("I finished my degree.", "I haven't started looking for a job yet."),
+    ("Ho già consegnato la tesi.", "Non ho ancora prenotato le vacanze."),
+    ("我已经交了论文。", "我还没订机票。"),
+])
+def test_status_of_different_things_is_consistent(old: str, new: str) -> None:
+    # both say how far along something is, about different things: decided consistent, no judge call
+    d = _d(old, new)
+    assert d is not None and d.layer == "status" and not d.contradiction and d.reason == "other_things", d
+
+
+@pytest.mark.parametrize(("old", "new", "consistent"), [
+    ("I never drink coffee.", "I drink green tea every morning.", True),
+    ("I never watch TV.", "I listen to podcasts every evening.", True),
+    ("Non vado mai in palestra.", "Corro al parco tre volte a settimana.", True),
+    ("我从来不喝奶茶。", "我每天早上喝一杯黑咖啡。", True),
+    # the habit mentions the absolute's thing: left to the judge
+    ("I never drink coffee.", "I have two cups of coffee every morning.", False),
+    ("Non uso mai la bicicletta.", "Vado sempre al lavoro in bici.", False),
+    ("我从来不喝奶茶。", "我每天下午都要点一杯奶茶。", False),
+])
+def test_absolute_and_habit_about_other_things(old: str, new: str, consistent: bool) -> None:
+    d = _d(old, new)
+    if consistent:
+        assert d is not None and not d.contradiction and d.reason == "absolute_other_activity", d
+    else:
+        assert d is None or d.reason != "absolute_other_activity", d
+
+
+@pytest.mark.parametrize(("old", "new", "contradiction"), [
+    ("Sono nato il 7/5/1988.", "Il mio compleanno è il sette maggio.", False),
+    ("我的生日是10月1日。", "我的生日在国庆节。", False),
+    ("My birthday is on Christmas Day.", "I was born on 25 December 1990.", False),
+    ("Il mio compleanno è a Ferragosto.", "Festeggio il compleanno il 2 giugno.", True),
+    ("Sono nata nel 1985.", "Sono dell'87, ho appena compiuto gli anni.", True),
+    ("My birthday is on Halloween.", "My birthday is on 12 March.", True),
+])
+def test_dates_said_the_spoken_way(old: str, new: str, contradiction: bool) -> None:
+    d = _d(old, new)
+    assert d is not None and d.layer == "date" and d.contradiction is contradiction, d
+    if contradiction:
+        assert V.explain_values(d, "it").startswith("Le date non coincidono")
+
+
+@pytest.mark.parametrize(("old", "new", "contradiction"), [
+    ("Parlo quattro lingue.", "Parlo italiano e inglese, nient'altro.", True),
+    ("I speak three languages.", "I only speak English and Spanish.", True),
+    ("Parlo quattro lingue.", "Parlo italiano e inglese.", None),  # maybe not all of them: nothing said
+    ("我会弹三种乐器。", "我只会弹钢琴和吉他。", True),
+    ("I play three instruments.", "I only play piano and guitar.", True),
+    ("I play two instruments.", "I only play piano and guitar.", False),
+    ("Ho tre figli.", "Giulia, Marco e Sara sono i miei figli.", False),
+    ("I have two kids.", "Tom, Ann and Sue are my kids.", True),
+    ("我有三个孩子。", "我家就一个娃。", True),
+])
+def test_whole_lists_against_counts(old: str, new: str, contradiction: bool | None) -> None:
+    d = _d(old, new)
+    if contradiction is None:
+        assert d is None or d.layer != "count", d
+    else:
+        assert d is not None and d.layer == "count" and d.contradiction is contradiction, d
+
+
+def test_avoiding_an_allergen_among_other_things_is_the_same_allergy() -> None:
+    d = _d("Sono allergico ai frutti di mare.", "Al ristorante evito sempre il crudo e i frutti di mare per via dell'allergia.")
+    assert d is not None and d.layer == "health" and not d.contradiction and d.reason == "same_allergy", d
 
 
 # ---------------------------------------------------------------------------------------------------- counts of any thing
