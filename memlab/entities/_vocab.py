@@ -139,13 +139,17 @@ PLACE_PREFIX: list[tuple[str, re.Pattern[str]]] = [
         re.I)),
     ("works_at", re.compile(
         r"\b(?:lavoro|lavora|lavoriamo)\s+(?:da|presso|per|alla|al|allo|nella|nel|in|a)\s+"
-        r"|\b(?:work|works|working|worked|employed)\s+(?:at|for|by)\s+",
+        r"|\b(?:work|works|working|worked|employed)\s+(?:at|for|by)\s+"
+        # where one works, when it is a proper name ("I work in Manhattan", not "I work in marketing")
+        r"|\b(?:i|we)\s+work\s+in\s+(?=(?-i:[A-Z]))"
+        r"|\b(?:il mio ufficio è|il mio ufficio e'|l'ufficio dove lavoro è|my office is)\s+(?:a|ad|in|at)\s+"
+        r"(?=(?-i:[A-Z]))",
         re.I)),
 ]
 PLACE_PREFIX_ZH: list[tuple[str, re.Pattern[str]]] = [
     ("lives_in", re.compile(r"(?:我住在|我现在住在|住在|我搬到了?|搬到了?|我生活在)")),
     ("from_place", re.compile(r"(?:我来自|我出生在|我出生于|我老家是|老家在)")),
-    ("works_at", re.compile(r"(?:我在)(?=[\u4e00-\u9fff]{2,8}(?:工作|上班))")),
+    ("works_at", re.compile(r"(?:我在)(?=[\u4e00-\u9fff]{2,8}(?:工作|上班))|我的(?:公司|单位|办公室)在")),
 ]
 PLACE_STOP = {
     "with", "and", "but", "for", "since", "because", "now", "e", "ma", "con", "da", "per", "perché", "ora",

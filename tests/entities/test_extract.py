@@ -160,11 +160,21 @@ def test_counts(text: str, n: int, qualifier: str) -> None:
         ("Lavoro presso Google", EntityKind.ORG, "google", "works_at"),
         ("I work at Acme Corp", EntityKind.ORG, "acme corp", "works_at"),
         ("我在腾讯工作", EntityKind.ORG, "腾讯", "works_at"),
+        ("I work in Manhattan", EntityKind.ORG, "manhattan", "works_at"),
+        ("Il mio ufficio è a Verona", EntityKind.ORG, "verona", "works_at"),
+        ("My office is in Boston", EntityKind.ORG, "boston", "works_at"),
+        ("我的公司在北京", EntityKind.ORG, "北京", "works_at"),
     ],
 )
 def test_names_places_orgs(text: str, kind: EntityKind, value: str, attribute: str) -> None:
     e = _one(text)
     assert (e.kind, e.value, e.attribute) == (kind, value, attribute)
+
+
+@pytest.mark.parametrize("text", ["I work in marketing", "My office is in the back of the house",
+                                  "Il mio ufficio è in centro"])
+def test_where_one_works_only_when_it_is_a_proper_name(text: str) -> None:
+    assert [e for e in extract_entities(text) if e.attribute == "works_at"] == []
 
 
 @pytest.mark.parametrize("text", ["call me later", "call me when you can", "Chiamami domani"])
