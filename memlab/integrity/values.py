@@ -13,6 +13,8 @@ pair or passes (``None``):
   "Ferragosto", "Christmas Day", "国庆节"; "sono dell'87"; numbers in words): the same date agrees ("Sono nato il
   7/5/1988" / "Il mio compleanno è il sette maggio"), a different one contradicts when one side was said the
   spoken way (dates as written are the entities and patterns levels').
+* ``sign`` — the user's zodiac sign (:mod:`memlab.integrity.zodiac`), stated ("Sono dello Scorpione", "I'm a Leo",
+  "星座：射手座") or from the birthday: two different ones contradict ("Sono nato il 12 luglio" / "Sono del Leone").
 * ``count`` — a stated count against an enumeration of the same things: languages ("Parlo tre lingue" /
   "Parlo italiano, inglese e spagnolo"; names from ``pycountry``'s ISO 639 list in en/it/zh) and children ("I have
   two kids" / "My kids are Anna, Luca and Marco"). More items than the count is a contradiction; for children a
@@ -82,6 +84,7 @@ from memlab.integrity.nouncounts import noun_counts, noun_lists
 from memlab.integrity.patterns import compare_facts, project_statuses, summarise
 from memlab.integrity.places import Place, place_relation, resolve_place
 from memlab.integrity.places import warm_up as _warm_places
+from memlab.integrity.zodiac import SIGNS, sign_of_date, user_sign
 from memlab.records import ConflictType
 from memlab.text import FUNCTION_WORDS, detect_lang, lemma, normalise_quotes_and_spaces
 
@@ -106,8 +109,8 @@ __all__ = [
 #: then done), not two values that cannot both hold: the checker reports them MEDIUM, never as an interruption.
 CHANGE_LAYERS: frozenset[str] = frozenset({"change", "status"})
 #: The layers, in the order they are tried.
-LAYERS: tuple[str, ...] = ("number", "date", "count", "place", "name", "absolute", "health", "status", "change",
-                           "onset")
+LAYERS: tuple[str, ...] = ("number", "date", "sign", "count", "place", "name", "absolute", "health", "status",
+                           "change", "onset")
 
 #: Only the first this-many characters of a text are read (memories are short; longer texts go to the judge).
 MAX_CHARS = 2000
@@ -968,10 +971,11 @@ _ALLERGY_WORDS = ("allergi", "allergic", "intoller", "intoleran", "celiac", "过
 
 
 def category_forms(text: str, *, limit: int = 40) -> tuple[str, ...]:
-    """The words to look for in a user's other memories so that the ``absolute`` and ``health`` layers see every
-    pair they could decide, whatever the cosine: for an absolute or a habit of a category, the category's words and
-    items ("carne", "bistecca", "steak", "牛肉" ...); for an allergy, the allergen's forms and the foods that contain
-    it; for eating a food with an allergen, the words of an allergy statement. Empty for anything else.
+    """The words to look for in a user's other memories so that the ``absolute``, ``health`` and ``sign`` layers see
+    every pair they could decide, whatever the cosine: for an absolute or a habit of a category, the category's words
+    and items ("carne", "bistecca", "steak", "牛肉" ...); for an allergy, the allergen's forms and the foods that
+    contain it; for eating a food with an allergen, the words of an allergy statement; for a zodiac sign or a
+    birthday, the signs' names (and "星座", "birthday" ...). Empty for anything else.
 
     Example:
         >>> "bistecca" in category_forms("Non mangio mai carne"), category_forms("I love my dog")
@@ -989,6 +993,11 @@ def category_forms(text: str, *, limit: int = 40) -> tuple[str, ...]:
             forms.update(dict.fromkeys(_ALLERGENS.get(allergen, (allergen,)) + _CONTAINS.get(allergen, ())))
         else:
             forms.update(dict.fromkeys(_ALLERGY_WORDS))
+    if tv.once("sign", lambda: user_sign(tv.text)) is not None or any(
+            e.kind is EntityKind.DATE and e.attribute in _BIRTH for e in tv.norm_entities):
+        # a zodiac sign or a birthday: the memories that name a sign (and for a sign, the birthdays)
+        forms.update(dict.fromkeys(f for c, (it, zh, _) in SIGNS.items() for f in (zh, it, c)))
+        forms.update(dict.fromkeys(("星座", "生日", "compleanno", "birthday")))
     return tuple(f.casefold() for f in forms)[:limit]
 
 
@@ -1074,6 +1083,42 @@ def _number(a: TextValues, b: TextValues, years: float | None, lang: str) -> Val
 
 
 _BIRTH = frozenset({"born", "birthday"})
+
+
+def _signs(tv: TextValues, lang: str) -> list[tuple[str, str, bool]]:
+    """(sign, phrase, stated) of the user: the sign said ("Sono dello Scorpione"), else the sign of the birthday."""
+    said = tv.once("sign", lambda: user_sign(tv.text))
+    if said is not None:
+        return [(said[0], said[1], True)]
+    out = []
+    for e in tv.norm_entities:
+        if e.kind is EntityKind.DATE and e.attribute in _BIRTH and e.subject == "user" and e.day_month:
+            sign = sign_of_date(*e.day_month)
+            if sign is not None:
+                it, zh, _ = SIGNS[sign]
+                named = it if lang == "it" else f"{zh}座" if lang == "zh" else sign
+                out.append((sign, f"{e.text.strip()} ({named})", False))
+    return out
+
+
+def _sign_layer(a: TextValues, b: TextValues, years: float | None, lang: str) -> ValueDecision | None:
+    """A zodiac sign is one value per person: "Sono dello Scorpione" / "I'm a Leo" contradict, and so do a sign and
+    a birthday under another sign ("Sono nato il 12 luglio" is Cancer); at least one side must say the sign."""
+    sa, sb = _signs(a, lang), _signs(b, lang)
+    if not sa or not sb:
+        return None
+    agree = False
+    for x, px, stated_x in sb:
+        for y, py, stated_y in sa:
+            if not (stated_x or stated_y):
+                continue  # two dates: the date layers compare them
+            if x != y:
+                return ValueDecision("sign", True, py, px, 0.88, ConflictType.OTHER, "different_sign",
+                                     info={"signs": [y, x]})
+            agree = True
+    if agree and _can_agree(a, b, years):
+        return ValueDecision("sign", False, "", "", 0.88, ConflictType.OTHER, "same_sign")
+    return None
 
 
 def _spoken(e: Entity, tv: TextValues) -> bool:
@@ -1435,7 +1480,7 @@ def _onset_decision(old: Onset, new: Onset, reason: str) -> ValueDecision:
                                "activity": sorted(old.lemmas & new.lemmas)})
 
 
-_LAYER_FN = {"number": _number, "date": _date_layer, "count": _count, "place": _place_layer, "name": _name_layer, "absolute": _absolute,
+_LAYER_FN = {"number": _number, "date": _date_layer, "sign": _sign_layer, "count": _count, "place": _place_layer, "name": _name_layer, "absolute": _absolute,
              "status": _status_layer, "change": _change_layer, "health": _health_layer}  # "onset" needs the two times: called by compare_values itself
 
 
@@ -1495,6 +1540,9 @@ TEMPLATES: dict[str, tuple[str, str, str]] = {
     "values:date": ("Le date non coincidono: «{old}» e «{new}». Quale è corretta?",
                     "The dates disagree: \"{old}\" and \"{new}\". Which one is right?",
                     "日期不一致：「{old}」和「{new}」。哪一个是对的？"),
+    "values:sign": ("I segni zodiacali non coincidono: «{old}» e «{new}». Quale è corretto?",
+                    "The zodiac signs disagree: \"{old}\" and \"{new}\". Which one is right?",
+                    "星座不一致：「{old}」和「{new}」。哪一个是对的？"),
     "values:count": ("Il numero non torna: «{old}», ma «{new}». Quale è corretto?",
                      "The numbers do not add up: \"{old}\", but \"{new}\". Which one is right?",
                      "数量对不上：「{old}」，但「{new}」。哪一个是对的？"),
