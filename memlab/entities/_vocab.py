@@ -141,9 +141,9 @@ PLACE_PREFIX: list[tuple[str, re.Pattern[str]]] = [
         r"\b(?:lavoro|lavora|lavoriamo)\s+(?:da|presso|per|alla|al|allo|nella|nel|in|a)\s+"
         r"|\b(?:work|works|working|worked|employed)\s+(?:at|for|by)\s+"
         # where one works, when it is a proper name ("I work in Manhattan", not "I work in marketing")
-        r"|\b(?:i|we)\s+work\s+in\s+(?=(?-i:[A-Z]))"
+        r"|\b(?:i|we)\s+work\s+in\s+(?=(?-i:[A-Z][a-z]))(?!(?i:sales|marketing|finance|retail|tech|admin)\b)"
         r"|\b(?:il mio ufficio è|il mio ufficio e'|l'ufficio dove lavoro è|my office is)\s+(?:a|ad|in|at)\s+"
-        r"(?=(?-i:[A-Z]))",
+        r"(?=(?-i:[A-Z][a-z]))",
         re.I)),
 ]
 PLACE_PREFIX_ZH: list[tuple[str, re.Pattern[str]]] = [

@@ -172,7 +172,7 @@ def test_names_places_orgs(text: str, kind: EntityKind, value: str, attribute: s
 
 
 @pytest.mark.parametrize("text", ["I work in marketing", "My office is in the back of the house",
-                                  "Il mio ufficio è in centro"])
+                                  "Il mio ufficio è in centro", "I work in IT", "I work in Sales"])
 def test_where_one_works_only_when_it_is_a_proper_name(text: str) -> None:
     assert [e for e in extract_entities(text) if e.attribute == "works_at"] == []
 
