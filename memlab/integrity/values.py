@@ -264,6 +264,9 @@ _MONTH_NAMES = {
     "en": ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December"),
 }
+#: a day near a holiday, not the holiday ("vicino a Natale", "right before Christmas")
+_NEAR = re.compile(r"\b(?:vicino|intorno|verso|prima|dopo|sotto|near|around|before|after|close to)"
+                   r"(?:\s+(?:a|al|di|del|to|the))?\s*$", re.I)
 #: "sono dell'87", "sono del '92", "classe 1985": the year one was born, said the Italian way
 _BORN_YEAR_IT = re.compile(r"\b(?:sono (?:del|dell')|sono della classe|classe)\s*'?\s*(?P<y>\d{4}|\d{2})\b", re.I)
 
@@ -283,6 +286,11 @@ def normalise_dates(text: str, lang: str | None = None) -> str:
     lang = lang or _lang(text)
 
     def holiday(m: re.Match[str]) -> str:
+        name = "h" if m.group("h") else "z"
+        before = m.string[max(0, m.start(name) - 24):m.start(name)]
+        after = m.string[m.end():m.end() + 2]
+        if _NEAR.search(before) or after.startswith(("前", "后", "左右", "期间")):
+            return m.group(0)  # "vicino a Natale", "around Christmas", "国庆节前后": not that day
         said = (m.group("h") or m.group("z")).casefold()
         for pattern, month, day in _HOLIDAYS:
             if re.fullmatch(pattern, said, re.I):

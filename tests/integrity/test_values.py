@@ -471,6 +471,12 @@ def test_dates_said_the_spoken_way(old: str, new: str, contradiction: bool) -> N
         assert V.explain_values(d, "it").startswith("Le date non coincidono")
 
 
+@pytest.mark.parametrize("text", ["Il mio compleanno è vicino a Natale.", "My birthday is right before Christmas.",
+                                  "My birthday is around Halloween.", "我的生日在国庆节前后。"])
+def test_a_day_near_a_holiday_is_not_the_holiday(text: str) -> None:
+    assert V.normalise_dates(text) == text
+
+
 @pytest.mark.parametrize(("old", "new", "contradiction"), [
     ("Parlo quattro lingue.", "Parlo italiano e inglese, nient'altro.", True),
     ("I speak three languages.", "I only speak English and Spanish.", True),
