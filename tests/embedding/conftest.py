@@ -60,9 +60,10 @@ def make_data_dir(root: Path, *, with_test: bool) -> Path:
     if with_test:
         (root / "kvpi").mkdir(parents=True, exist_ok=True)
         (root / "kvpi" / "KvPI_test.txt").write_text(
-            "{'constellation': '射手座', 'loc': '福建 莆田', 'gender': 'female'} <SEP> 我在北京工作\t1\t1\n"
-            "{'constellation': 水瓶座, 'loc': 湖北 潜江, 'gender': male} <SEP> 我是女生\t1\t0\n"
-            "{'constellation': '天秤座', 'loc': '河南 洛阳', 'gender': 'female'} <SEP> 今天天气不错\t2\t1\n",
+            # KvPI labels as its rows say: 0 irrelevant, 1 entailed, 2 contradicted (memlab.datasets.KVPI_LABELS)
+            "{'constellation': '射手座', 'loc': '福建 莆田', 'gender': 'female'} <SEP> 我在北京工作\t2\t1\n"
+            "{'constellation': 水瓶座, 'loc': 湖北 潜江, 'gender': male} <SEP> 我是女生\t2\t0\n"
+            "{'constellation': '天秤座', 'loc': '河南 洛阳', 'gender': 'female'} <SEP> 今天天气不错\t0\t1\n",
             encoding="utf-8")
         turns = [{"turn_id": i, "agent_id": i % 2, "text": t} for i, t in
                  enumerate(["Hi!", "I am a nurse.", "Cool, I teach.", "I have two cats.", "Nice.", "I have no pets."])]
