@@ -36,7 +36,9 @@ _STATED = [
                r"(?!\s+(?:survivor|patient|research|treatment|diagnosis))"),
     re.compile(rf"\bmy\s+(?:star\s+|zodiac\s+|sun\s+)?sign\s+is\s+(?P<s>{_EN})\b", re.I),
     re.compile(rf"^\s*(?:zodiac|star sign|sign|segno(?: zodiacale)?)\s*[:：]\s*(?P<s>{_EN}|{_IT})\b", re.I),
-    re.compile(rf"(?<![你他她])我(?!们)(?:是|就是|也是|可是|才是|真的是|本人是|属于)?(?:个|一个|一只)?(?P<s>{_ZH})(?:座|男|女|的)?"),
+    # not "我双子座的朋友" (my Gemini friend)
+    re.compile(rf"(?<![你他她])我(?!们)(?:是|就是|也是|可是|才是|真的是|本人是|属于)?(?:个|一个|一只)?(?P<s>{_ZH})"
+               r"(?!座?的?(?:朋友|男友|女友|男朋友|女朋友|同事|老公|老婆|妈|爸|闺蜜|室友|同学|儿子|女儿|哥|姐|弟|妹))(?:座|男|女)?"),
     re.compile(rf"我的星座(?:是|：|:)\s*(?P<s>{_ZH})"),
     re.compile(rf"^\s*星座\s*[：:]\s*(?P<s>{_ZH})"),
 ]

@@ -29,7 +29,7 @@ def test_the_users_own_sign(text: str, sign: str) -> None:
     "Sono un toro in palestra.",  # a bull, not Taurus
     "I'm a Cancer survivor.",  # not a sign
     "I'm Leo, nice to meet you.",  # a name
-    "你也是巨蟹吗？", "我男朋友是天蝎座", "我们摩羯三人行",  # someone else, or "we"
+    "你也是巨蟹吗？", "我男朋友是天蝎座", "我们摩羯三人行", "我双子座的朋友很多",  # someone else, or "we"
     "I'm a Leo with a Virgo rising.",  # two signs: nothing safe to compare
     "",
 ])
