@@ -25,8 +25,9 @@ _STOP_NOUNS = frozenset({
     "metri", "cm", "pounds", "miles",
 })
 #: two words for one thing (after lemmatisation)
-_SAME_THING = {"娃": "孩子", "小孩": "孩子", "孩子们": "孩子", "狗狗": "狗", "猫咪": "猫", "grandkid": "grandchild", "nipotino": "nipote", "nipotina": "nipote", "bicycle": "bike",
-               "automobile": "car", "auto": "macchina", "cagnolino": "cane", "kitty": "cat", "puppy": "dog"}
+_SAME_THING = {"grandkid": "grandchild", "nipotino": "nipote", "nipotina": "nipote", "bicycle": "bike",
+               "automobile": "car", "auto": "macchina", "cagnolino": "cane", "kitty": "cat", "puppy": "dog",
+               "娃": "孩子", "小孩": "孩子", "孩子们": "孩子", "狗狗": "狗", "猫咪": "猫"}
 _COUNT_IT_EN = re.compile(
     r"\b(?:ho|abbiamo|possiedo|suono|i have|i've got|i have got|i own|we have|we own|i play|i've)\s+"
     r"(?:(?:solo|soltanto|only|just)\s+)?(?P<n>\d{1,2}|un solo|una sola|un'unica|only one|a single|one)\s+"
@@ -137,8 +138,8 @@ def noun_lists(norm: str, lang: str) -> dict[str, tuple[int, str, bool]]:
         verb = m.group("v1") or m.group("v2") or m.group("zv")
         rest = norm[m.end():]
         zh = m.group("zv") is not None
-        items = [x for x in _SPLIT.split(re.split(r"[.!?;:。！？；\n]", rest, maxsplit=1)[0]) if x.strip()]
-        items = [x.strip() for x in items if zh or _ITEM.match(x.strip()) or re.fullmatch(r"[a-zà-ÿ]{3,20}", x.strip(), re.I)]
+        parts = [x.strip() for x in _SPLIT.split(re.split(r"[.!?;:。！？；\n]", rest, maxsplit=1)[0]) if x.strip()]
+        items = [x for x in parts if zh or _ITEM.match(x) or re.fullmatch(r"[a-zà-ÿ]{3,20}", x, re.I)]
         if len(items) >= 1:
             out.setdefault(_verb_key(verb), (len(items), "、".join(items) if zh else ", ".join(items), True))
     for m in _LIST_ZH.finditer(norm):
