@@ -24,9 +24,9 @@ __all__ = [
     "absolute_frames",
     "clash",
     "clauses",
-    "other_activity",
     "content_words",
     "habit_frames",
+    "other_activity",
     "other_person",
     "sentence_clauses",
     "status_clash",
@@ -210,8 +210,8 @@ def _meets(obj: frozenset[str] | str, habit: frozenset[str] | str, hclause: str)
 def other_activity(absolutes: tuple[tuple[frozenset[str] | str, str], ...],
                    habits: tuple[tuple[frozenset[str] | str, str], ...], lang: str) -> bool:
     """An absolute and a habit of the same person about different things: "I never drink coffee" / "I drink green
-    tea every morning", "I never watch TV" / "I listen to podcasts every evening", "I never drive to work" / "I drive
-    to my parents' place every Sunday". Both can be true. ``False`` when there is no pair, or when some habit
+    tea every morning", "I never watch TV" / "I listen to podcasts every evening", "Non vado mai in palestra" /
+    "Corro al parco tre volte a settimana". Both can be true. ``False`` when there is no pair, or when some habit
     mentions an absolute's thing ("I never drink coffee" / "two cups of coffee every morning": the judge decides).
 
     Example:
