@@ -46,6 +46,8 @@ _CLOSES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
         (r"\b(?:student[ei]?|studentessa|studio all'università|university student|in college|at university)\b|学生|上大学|读研",
          r"\b(?:laureat[oa]|diplomat[oa]|graduated)\b|毕业"),
     ))
+
+
 def ended(text: str, lang: str) -> tuple[tuple[frozenset[str], str], ...]:
     """(content words that are not verbs or ending words, clause) of the user's ends ("ho venduto la Panda").
 

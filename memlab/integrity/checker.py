@@ -22,10 +22,10 @@ Levels, cheap to expensive; each level can decide a pair or pass it on:
      ("I've never been hurt myself" / "Last month I got hurt and had to take a break from pottery");
    * ``lexical``: the user's memories sharing the rarest content-word stems of any memory (the same ``LIKE`` lookup,
      capped by ``max_lexical_candidates``), and for an absolute, a habit, an allergy, a zodiac sign or a birthday
-     those holding its category's words (:func:`memlab.integrity.values.category_forms`): "Ho un solo fratello" / "I miei fratelli, Luca e
-     Andrea, ..." share ``frate``, "Non mangio mai carne" / "... una bistecca" share the meat category, whatever
-     their cosine (Italian pairs score low). A pair found only this way goes to the **values**
-     level alone: it is never sent to the entities, patterns or judge levels, so it adds no judge verdicts;
+     those holding its category's words (:func:`memlab.integrity.values.category_forms`): "Ho un solo fratello" /
+     "I miei fratelli, Luca e Andrea, ..." share ``frate``, "Non mangio mai carne" / "... una bistecca" share the
+     meat category, whatever their cosine (Italian pairs score low). A pair found only this way goes to the
+     **values** level alone: it is never sent to the entities, patterns or judge levels, so it adds no judge verdicts;
    * ``exhaustive`` (``integrity_check_exhaustive=True``): every active memory of the user.
 
 2. **entities** — same attribute + same subject + different normalised value (dates, numbers with units,
@@ -511,8 +511,8 @@ class SemanticIntegrityChecker:
             tm["attribute_facts"] += (time.perf_counter() - t1) * 1000
 
     def _category_candidates(self, item: MemoryItem, add: Any) -> None:
-        """``lexical`` candidates of an absolute, a habit, an allergy, a sign or a birthday: the user's newest memories holding the words
-        of its category (:func:`memlab.integrity.values.category_forms`: "Non mangio mai carne" finds "Ogni sabato
+        """``lexical`` candidates of an absolute, a habit, an allergy, a sign or a birthday: the user's newest memories
+        holding the words of its category (:func:`memlab.integrity.values.category_forms`: "Non mangio mai carne" finds "Ogni sabato
         mi faccio una bistecca"), capped by ``max_lexical_candidates``; the values level alone decides them."""
         from memlab.integrity.values import category_forms
 

@@ -258,12 +258,6 @@ _HOLIDAYS: tuple[tuple[str, int, int], ...] = (
 _HOLIDAY_RX = re.compile(
     r"(?:\b(?:a|il giorno di|on|at)\s+)?\b(?P<h>" + "|".join(p for p, _, _ in _HOLIDAYS if not _CJK.search(p)) + r")\b"
     r"|(?:在|是)(?P<z>" + "|".join(p for p, _, _ in _HOLIDAYS if _CJK.search(p)) + ")", re.I)
-_MONTH_NAMES = {
-    "it": ("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre", "ottobre",
-           "novembre", "dicembre"),
-    "en": ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-           "November", "December"),
-}
 #: a day near a holiday, not the holiday ("vicino a Natale", "right before Christmas")
 _NEAR = re.compile(r"\b(?:vicino|intorno|verso|prima|dopo|sotto|near|around|before|after|close to)"
                    r"(?:\s+(?:a|al|di|del|to|the))?\s*$", re.I)
@@ -294,11 +288,9 @@ def normalise_dates(text: str, lang: str | None = None) -> str:
         said = (m.group("h") or m.group("z")).casefold()
         for pattern, month, day in _HOLIDAYS:
             if re.fullmatch(pattern, said, re.I):
-                if m.group("z"):
-                    return f"是{month}月{day}日"
-                if lang == "en":
-                    return f"on {day} {_MONTH_NAMES['en'][month - 1]}"
-                return f"il {day} {_MONTH_NAMES['it'][month - 1]}"
+                shown = "zh" if m.group("z") else "en" if lang == "en" else "it"
+                when = format_value(Entity(EntityKind.DATE, said, 0, 0, f"--{month:02d}-{day:02d}", None), shown)
+                return {"zh": "是", "en": "on ", "it": "il "}[shown] + when
         return m.group(0)
 
     def born(m: re.Match[str]) -> str:
@@ -1093,14 +1085,20 @@ def _number(a: TextValues, b: TextValues, years: float | None, lang: str) -> Val
 _BIRTH = frozenset({"born", "birthday"})
 
 
+def _birth_dates(tv: TextValues) -> list[Entity]:
+    """The user's birth dates and birthdays among a text's (normalised) entities."""
+    return [e for e in tv.norm_entities
+            if e.kind is EntityKind.DATE and e.attribute in _BIRTH and e.subject == "user"]
+
+
 def _signs(tv: TextValues, lang: str) -> list[tuple[str, str, bool]]:
     """(sign, phrase, stated) of the user: the sign said ("Sono dello Scorpione"), else the sign of the birthday."""
     said = tv.once("sign", lambda: user_sign(tv.text))
     if said is not None:
         return [(said[0], said[1], True)]
     out = []
-    for e in tv.norm_entities:
-        if e.kind is EntityKind.DATE and e.attribute in _BIRTH and e.subject == "user" and e.day_month:
+    for e in _birth_dates(tv):
+        if e.day_month:
             sign = sign_of_date(*e.day_month)
             if sign is not None:
                 it, zh, _ = SIGNS[sign]
@@ -1141,12 +1139,8 @@ def _date_layer(a: TextValues, b: TextValues, years: float | None, lang: str) ->
     è a Ferragosto" / "... il 2 giugno", "Sono nata nel 1985" / "Sono dell'87"), else left to the entities and
     patterns levels, which read dates as written."""
     agree = False
-    for x in b.norm_entities:
-        if x.kind is not EntityKind.DATE or x.attribute not in _BIRTH or x.subject != "user":
-            continue
-        for y in a.norm_entities:
-            if y.kind is not EntityKind.DATE or y.attribute not in _BIRTH or y.subject != "user":
-                continue
+    for x in _birth_dates(b):
+        for y in _birth_dates(a):
             if x.day_month and y.day_month:
                 differs = x.day_month != y.day_month
             elif x.attribute == y.attribute == "born" and x.year is not None and y.year is not None:

@@ -21,6 +21,8 @@ SIGNS: dict[str, tuple[str, str, tuple[int, int]]] = {
     "Sagittarius": ("Sagittario", "射手", (11, 22)), "Capricorn": ("Capricorno", "摩羯", (12, 22)),
     "Aquarius": ("Acquario", "水瓶", (1, 20)), "Pisces": ("Pesci", "双鱼", (2, 19)),
 }
+#: ((month, day) a sign starts, sign), in calendar order
+_STARTS = sorted(((m, d), c) for c, (_, _, (m, d)) in SIGNS.items())
 _BY_FORM = {f.casefold(): c for c, (it, zh, _) in SIGNS.items() for f in (c, it, zh, zh + "座")}
 _IT = "|".join(it for it, _, _ in SIGNS.values())
 _EN = "|".join(SIGNS)
@@ -88,12 +90,11 @@ def sign_of_date(month: int, day: int) -> str | None:
         >>> sign_of_date(7, 12), sign_of_date(7, 23), sign_of_date(8, 15)
         ('Cancer', None, 'Leo')
     """
-    starts = sorted(((m, d), c) for c, (_, _, (m, d)) in SIGNS.items())
-    for (m, d), _ in starts:
+    for (m, d), _ in _STARTS:
         if month == m and abs(day - d) <= 1:
             return None
-    current = starts[-1][1]  # before 20 January: Capricorn
-    for (m, d), c in starts:
+    current = _STARTS[-1][1]  # before 20 January: Capricorn
+    for (m, d), c in _STARTS:
         if (month, day) >= (m, d):
             current = c
     return current
