@@ -299,11 +299,15 @@ def lemma(word: str, lang: str = "it") -> str:
 
 
 def detect_lang(text: str) -> str:
-    """Guess ``it``, ``en`` or ``zh`` from CJK characters and function words (cheap; ``it`` on a tie).
+    """Guess ``it``, ``en`` or ``zh``: CJK characters, then function words; when those differ by less than two
+    (short sentences, and words both languages write: "a", "come", "no"), lingua's detector over Italian and English
+    decides ("Vado a Roma" has one Italian and one English function word); ``it`` on a tie lingua cannot break.
 
     Example:
         >>> detect_lang("I live in Rome"), detect_lang("Abito a Roma"), detect_lang("我住在北京")
         ('en', 'it', 'zh')
+        >>> detect_lang("Vado a Roma"), detect_lang("Ho iniziato a dipingere solo a maggio"), detect_lang("Come over")
+        ('it', 'it', 'en')
     """
     cjk = len(_CJK.findall(text))
     words = [w.casefold() for w in _WORD.findall(_CJK.sub(" ", text))]
@@ -311,6 +315,10 @@ def detect_lang(text: str) -> str:
         return "zh"
     it = sum(w in _IT for w in words)
     en = sum(w in _EN for w in words)
+    if abs(en - it) < 2 and words:
+        got = detect_language(" ".join(words), languages=("en", "it"))
+        if got is not None:
+            return got
     return "en" if en > it else "it"
 
 

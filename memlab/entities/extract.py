@@ -38,6 +38,10 @@ MAX_ENTITY_TEXT_CHARS = 20_000
 
 _LANGS = (None, "it", "en", "zh")
 
+#: a city written in lower case is read as a place only from this many people up ("i live in galway" is Galway,
+#: 86k; "vivo in pace" is not Pace, Florida, 20k)
+LOWER_CASE_CITY_MIN_POPULATION = 50_000
+
 _MONTH_ALT = "|".join(sorted((re.escape(m) for m in V.MONTHS), key=len, reverse=True))
 _DAY = r"(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th|°|º)?"
 _YEAR = r"(?:1[89]\d{2}|20\d{2})"
@@ -536,6 +540,27 @@ def _latin_value(text: str, pos: int, *, stop: set[str], max_words: int) -> tupl
     return s, e, text[s:e]
 
 
+def _known_place(text: str, s: int, e: int, raw: str) -> tuple[int, int, str] | None:
+    """A place written in lower case is kept only when the gazetteer knows it, cut to the longest known start
+    ("i live in galway now" -> "galway"; never a short code cut from a longer value): "live in touch", "grew up in
+    poverty", "living in the moment" name no place. The gazetteer (:mod:`memlab.integrity.places`: GeoNames and
+    ISO 3166) is imported and loaded on the first lower-case place only (a few seconds, once per process)."""
+    from memlab.integrity.places import resolve_place
+
+    words = list(re.finditer(r"\S+", raw))
+    for n in range(len(words), 0, -1):
+        cut = raw[: words[n - 1].end()]
+        place = resolve_place(cut)
+        if place is None or (n < len(words) and len(cut) < 4):  # "sin city": "sin" is Singapore's code
+            continue
+        if place.kind == "city" and place.population < LOWER_CASE_CITY_MIN_POPULATION:
+            continue  # "vivo in pace": Pace, Florida
+        if place.kind == "region" and re.search(r"\b(?:the|la|il|lo|l')\s*$", text[:s], re.I):
+            continue  # "i live in the city": a translated region name ("city") is no region after an article
+        return s, s + len(cut), cut
+    return None
+
+
 def _cjk_value(text: str, pos: int, *, max_len: int, stops: tuple[str, ...]) -> tuple[int, int, str] | None:
     m = _CJK_RUN.match(text, pos)
     if m is None:
@@ -589,6 +614,8 @@ def _names_places(text: str, taken: list[tuple[int, int]]) -> list[Entity]:
         kind = EntityKind.ORG if attr == "works_at" else EntityKind.PLACE
         for m in rx.finditer(text):
             got = _latin_value(text, m.end(), stop=V.PLACE_STOP, max_words=3)
+            if got is not None and kind is EntityKind.PLACE and not any(c.isupper() for c in got[2]):
+                got = _known_place(text, *got)
             if got is not None:
                 add(kind, *got, attr)
     for attr, rx in V.PLACE_PREFIX_ZH:

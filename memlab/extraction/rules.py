@@ -233,7 +233,14 @@ _LEAD = _rx(
     r"^(?:(?:anzi|comunque|beh|be'|allora|oh|ah|eh|ok|okay|sì|si|no|well|actually|so|also|and|but|yeah|yes|"
     r"haha\w*|ahah\w*|lol|hey|hi|oh wow|wow|ma|e|poi|quindi|insomma|cmq|tra l'altro|by the way|btw|"
     r"i mean|to be honest|honestly|ps|fyi|i (?:have to|gotta|must) (?:say|admit)(?: that)?|"
-    r"devo (?:dire|ammettere)(?: che)?)\b[\s,!.:;-]*)+"
+    r"devo (?:dire|ammettere)(?: che)?|"
+    # a frame of wonder around the user's own fact: "It's wild to think I only began transitioning this spring",
+    # "Funny thing is, I didn't draw until ...", "Pensa che ho iniziato a maggio" ("Hard to believe it's been two
+    # years" keeps its frame: what is left would be a generic "it's ...")
+    r"(?:(?:it'?s |it is )?(?:so |kinda |pretty |just )?(?:wild|crazy|hard|funny|weird|strange|nuts|insane|"
+    r"incredible|surreal) to (?:think|believe)(?: that)?|funny thing is|fun fact|believe it or not|truth is|"
+    r"pensa(?:te)? che|a pensarci|strano a dirsi|incredibile ma vero)"
+    r"(?=[\s,!.:;-]*(?:i|my|we|our|io|ho|sono|mi|il mio|la mia|ieri|oggi)\b))\b[\s,!.:;-]*)+"
 )
 _PREF = _rx(r"\b(?:mi piace|mi piacciono|adoro|amo|odio|detesto|preferisco|non sopporto|i (?:really )?(?:like|love|"
             r"enjoy|hate|prefer|adore)|i'm (?:a (?:big )?fan of|into)|my (?:least )?favou?rite|(?:'s|is) my fave)\b|"

@@ -309,13 +309,15 @@ def _city_region(geonameid: int) -> str | None:
 @dataclass(frozen=True, slots=True)
 class Place:
     """A resolved place: a country (``ids`` and ``regions`` empty), a first-level region (``regions`` = its
-    ISO 3166-2 codes) or a city (its GeoNames ``ids``, most populous readings)."""
+    ISO 3166-2 codes) or a city (its GeoNames ``ids``, most populous readings, and the people of the most populous
+    one: ``population``, 0 for countries and regions)."""
 
     name: str
     kind: str  # "country" | "region" | "city"
     countries: frozenset[str]
     ids: frozenset[int] = frozenset()
     regions: frozenset[str] = frozenset()
+    population: int = 0
 
 
 def resolve_place(name: str) -> Place | None:
@@ -359,7 +361,8 @@ def resolve_place(name: str) -> Place | None:
         mains = [r[2] for r in keep if r[3]]
         if mains:  # "Bari" is Bari, Italy: a smaller city that has "Bari" among its other names is not a reading
             keep = [r for r in keep if r[3] or r[2] >= max(mains)]
-        return Place(raw, "city", frozenset(r[1] for r in keep), frozenset(r[0] for r in keep))
+        return Place(raw, "city", frozenset(r[1] for r in keep), frozenset(r[0] for r in keep),
+                     population=max(r[2] for r in keep))
     if codes:
         return Place(raw, "region", frozenset(c.split("-", 1)[0] for c in codes), regions=codes)
     return None

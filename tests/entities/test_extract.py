@@ -177,6 +177,20 @@ def test_where_one_works_only_when_it_is_a_proper_name(text: str) -> None:
     assert [e for e in extract_entities(text) if e.attribute == "works_at"] == []
 
 
+@pytest.mark.parametrize("text", ["i live in touch with my old friends", "we live in harmony", "i grew up in poverty",
+                                  "i'm living in the moment these days", "i live in sin city lol",
+                                  "vivo in pace con me stessa", "i live in the city"])
+def test_a_lower_case_place_must_be_a_known_place(text: str) -> None:
+    assert [e for e in extract_entities(text) if e.kind is EntityKind.PLACE] == []
+
+
+@pytest.mark.parametrize(("text", "value"), [("i live in galway now", "galway"), ("i moved to new york last year",
+                                                                                 "new york"),
+                                             ("vivo a milano da due anni", "milano")])
+def test_a_lower_case_known_place_is_cut_to_its_name(text: str, value: str) -> None:
+    assert [e.value for e in extract_entities(text) if e.kind is EntityKind.PLACE] == [value]
+
+
 @pytest.mark.parametrize("text", ["call me later", "call me when you can", "Chiamami domani"])
 def test_call_me_without_a_name_is_not_a_name(text: str) -> None:
     assert [e for e in extract_entities(text) if e.kind is EntityKind.NAME] == []

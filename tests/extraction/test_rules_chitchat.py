@@ -128,3 +128,20 @@ def test_is_moment_examples() -> None:
     assert is_moment("I'm stoked and excited!") and is_moment("Sono felice e grata!")
     assert not is_moment("I stay motivated by reminding myself of my progress.")
     assert not is_moment("Resto concentrata scrivendo i miei obiettivi ogni mattina.")
+
+
+@pytest.mark.parametrize(("message", "fact"), [
+    ("Thanks, Mel. It's wild to think I only began transitioning this past spring - it's all still so new to me.",
+     "I only began transitioning this past spring"),
+    ("Funny thing is, I didn't even try drawing until my mid-twenties.",
+     "I didn't even try drawing until my mid-twenties."),
+    ("Pensa che ho iniziato a dipingere solo a maggio.", "Ho iniziato a dipingere solo a maggio."),
+])
+def test_a_frame_of_wonder_leaves_the_fact_inside(message: str, fact: str) -> None:
+    assert _texts(message) == [fact]
+
+
+@pytest.mark.parametrize("message", ["Ho iniziato a dipingere solo a maggio.", "Vado a Roma ogni estate."])
+def test_an_italian_sentence_with_english_looking_words_is_read_as_italian(message: str) -> None:
+    # "a" is an English article and an Italian preposition: the sentence was once read as English and lost
+    assert _texts(message) == [message]
