@@ -622,7 +622,7 @@ class RuleExtractor:
         sig = measure(text)
         facts: list[Fact] = []
         seen: set[tuple[str | None, str]] = set()
-        clauses = [c for s in split_sentences(text) for c in _CLAUSE.split(s) if c and c.strip()]
+        clauses = _join_elliptic([c for s in split_sentences(text) for c in _CLAUSE.split(s) if c and c.strip()])
         for sentence in clauses:
             for f in self._sentence_facts(sentence, lang=lang, ref_time=ref_time, topic=topic):
                 k = (f.key, (f.value or f.content).casefold())
@@ -724,6 +724,20 @@ class RuleExtractor:
         extra = tuple(str(e.value) for e in ents if isinstance(e.value, str) and str(e.value) not in kws)
         return [Fact(content=content, confidence=round(conf, 3), type=ftype, keywords=(kws + extra)[:6], topic=topic,
                      evidence=sentence, rule="count" if counted else "first-person")]
+
+
+def _join_elliptic(clauses: list[str]) -> list[str]:
+    """A clause that drops its subject ("Started when I was young") read with the statement before it, whose subject
+    and object it continues: "I play clarinet! Started when I was young" is kept whole (alone, the second half says
+    nothing of what was started). Only after a first-person statement that is no question."""
+    out = list(clauses)
+    for i in range(1, len(out)):
+        core = _LEAD.sub("", clauses[i]).strip()
+        prev = clauses[i - 1].strip()
+        if (_ELLIPTIC_EN.match(core) and _FP_EN.search(prev)
+                and not is_question(prev) and len(prev) + len(core) < MAX_SENTENCE_CHARS):
+            out[i] = f"{prev} {core}"
+    return out
 
 
 def _persons(sentence: str, slang: str) -> tuple[int, int]:

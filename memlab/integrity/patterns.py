@@ -630,8 +630,10 @@ _ANTONYMS: tuple[tuple[str, str], ...] = (
 )
 _ABSOLUTE = re.compile(r"\b(?:never|always|every (?:day|night|morning|week)|no longer|not anymore|not any more|ever since|"
                        r"only|(?:only|just) once|once in my life|first time|very first|mai|sempre|ogni (?:giorno|sera|"
-                       r"mattina)|non più|soltanto|una volta sola|solo una volta|prima volta)\b|从不|从来|总是|每天|再也|"
-                       r"只有一次|第一次", re.I)
+                       r"mattina)|non più|soltanto|una volta sola|solo una volta|prima volta|"
+                       # a lifetime: "horses have terrified me my whole life", "da tutta la vita"
+                       r"(?:my|our) (?:whole|entire) life|all my life|(?:tutta la|in) vita mia|da tutta la vita)\b|"
+                       r"从不|从来|总是|每天|再也|只有一次|第一次|一辈子|这辈子", re.I)
 _EXCLUSIVE_KINDS = (EntityKind.DATE, EntityKind.NUMBER, EntityKind.PLACE, EntityKind.NAME)
 #: attributes that hold one value per person at a time (a generic ``date`` of "yesterday I went to ..." does not:
 #: two events have two dates)

@@ -1307,6 +1307,14 @@ _AGO_N = {"a few": 3, "a couple": 2, "a couple of": 2, "several": 4, "one": 1, "
           "twenty": 20, "un paio di": 2, "qualche": 3, "alcuni": 3, "due": 2, "tre": 3, "quattro": 4, "cinque": 5,
           "sei": 6, "sette": 7, "otto": 8, "nove": 9, "dieci": 10}
 _YEAR_RX = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
+#: a beginning within the past year or so, said without a date ("I only began transitioning this past spring", "a
+#: few months ago", "qualche mese fa"): the year of the message; "last year" / "l'anno scorso" the one before
+_RECENT_ONSET = re.compile(
+    r"\b(?:this (?:past )?(?:spring|summer|fall|autumn|winter|year)|earlier this year|recently|"
+    r"(?:a few|a couple(?: of)?|several|\d{1,2}|two|three|four|five|six) months ago|"
+    r"last (?:month|week|spring|summer|fall|autumn|winter)|quest'anno|quest'(?:estate|inverno|autunno)|"
+    r"questa primavera|(?:qualche|pochi|due|tre|quattro|sei) mes[ei] fa|il mese scorso|di recente|"
+    r"(?P<last>last year|l'anno scorso))\b", re.I)
 _AGE_RX = re.compile(
     r"\b(?:since|as|when)\s+(?:i was\s+)?(?:a|little|young|small)\s+(?P<k>kid|child|girl|boy)\b|\bda (?:piccol[oa]|bambin[oa])\b|"
     r"\b(?:since|until|when|from|at)\s+(?:i was|age|the age of|i turned)\s+(?P<a>\d{1,2}|[a-z]+(?:-[a-z]+)?)\b|"
@@ -1321,7 +1329,9 @@ _ONSET_STOP = frozenset(
     "start started starting begin began begun pick picked take took taken first time very never before until since "
     "year years ago now already month week day last yesterday today really actually about around barely still just "
     "january february march april may june july august september october november december spring summer fall "
-    "autumn winter life whole kid child young little great good love again next finally ever only once back "
+    "autumn winter life whole kid child young little great good love again next finally ever only once back past "
+    "recently earlier mese mesi anno anni scorso qualche iniziare iniziato cominciare cominciato quando piccolo piccola "
+    "bambino bambina "
     "one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty".split())
 
 
@@ -1382,6 +1392,8 @@ def onset_of(text: str, created: datetime | None = None) -> Onset | None:
         k = int(n) if n.isdigit() else _AGO_N.get(n.casefold())
         if k is not None:
             when = (created.year - k, 0)
+    if when is None and created is not None and (r := _RECENT_ONSET.search(low)):
+        when = (created.year - bool(r.group("last")), 0)
     age = _age_of(low)
     if when is None and age is None:
         return None

@@ -145,3 +145,13 @@ def test_a_frame_of_wonder_leaves_the_fact_inside(message: str, fact: str) -> No
 def test_an_italian_sentence_with_english_looking_words_is_read_as_italian(message: str) -> None:
     # "a" is an English article and an Italian preposition: the sentence was once read as English and lost
     assert _texts(message) == [message]
+
+
+@pytest.mark.parametrize(("message", "fact"), [
+    ("Yeah, I play clarinet! Started when I was young and it's been great.",
+     "I play clarinet! Started when I was young and it's been great."),
+    ("Got the tattoo a few years ago, it stands for freedom.", "Got the tattoo a few years ago, it stands for freedom."),
+])
+def test_a_clause_without_its_subject_is_read_with_the_statement_before_it(message: str, fact: str) -> None:
+    # alone, "Started when I was young" does not say what was started
+    assert _texts(message) == [fact]

@@ -36,6 +36,10 @@ T_NEW = datetime(2023, 10, 1, tzinfo=UTC)
      "We saw the Perseids once, back in 2019 - the only meteor shower we've ever caught", "only_once_elsewhere"),
     ("My team won first place at a regionals at age fifteen",
      "The only first place my team ever won was when I was twenty-two", "only_once_elsewhere"),
+    # a beginning within the year, said without a date, against one years before
+    ("It made me reflect on how far I've come since I started transitioning three years ago",
+     "I only began transitioning this past spring", "different_onset"),
+    ("Ho iniziato a correre dieci anni fa", "Ho iniziato a correre qualche mese fa", "different_onset"),
 ])
 def test_two_beginnings_of_one_activity_contradict_and_name_both(old: str, new: str, reason: str) -> None:
     d = compare_values(old, new, old_time=T_OLD, new_time=T_NEW, lang="en")
@@ -50,6 +54,8 @@ def test_two_beginnings_of_one_activity_contradict_and_name_both(old: str, new: 
     ("I started playing guitar in 2018", "I've been playing guitar since 2019"),  # a year apart: vague enough
     ("Non ho mai corso una maratona", "Ho comprato scarpe da corsa nuove"),
     ("We went to the beach in 2019", "The only time we ever went to the beach was in 2019"),  # the same once
+    ("Ho iniziato a suonare la chitarra dieci anni fa", "Ho iniziato a correre qualche mese fa"),  # two activities
+    ("I started running in 2021", "I started running again this spring"),
 ])
 def test_onsets_that_can_both_hold_pass(old: str, new: str) -> None:
     d = compare_values(old, new, old_time=T_OLD, new_time=T_NEW, lang="en")
@@ -123,7 +129,10 @@ def test_extraction_keeps_absolutes_and_prefers_the_lasting_fact_of_a_message() 
 @pytest.mark.parametrize(("old", "new", "cue"), [
     ("Blue is my favorite color, it makes me feel relaxed.", "Honestly blue is my least favorite color.", "antonym"),
     ("Honestly blue is my least favorite color.", "Blue is my favorite color, it makes me feel relaxed.", "antonym"),
-    ("I love horses, we rode through the fields.", "Horses have terrified me my whole life.", "antonym"),
+    ("I love horses, we rode through the fields.", "Horses terrified me when I was a kid.", "antonym"),
+    # a lifetime is an absolute: "my whole life" cannot hold beside an earlier love of horses
+    ("I used to go horseback riding with my dad as a kid.", "Horses have terrified me my whole life.", "absolute"),
+    ("Mi piace andare in barca.", "Soffro il mal di mare da tutta la vita.", "absolute"),
 ])
 def test_opposite_feelings_are_a_cue_of_exclusivity(old: str, new: str, cue: str) -> None:
     from memlab.entities import extract_entities
