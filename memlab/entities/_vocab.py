@@ -146,9 +146,17 @@ PLACE_PREFIX: list[tuple[str, re.Pattern[str]]] = [
         r"(?=(?-i:[A-Z][a-z]))",
         re.I)),
 ]
+#: a home said as the place just named ("I grew up in Toronto and still live there", "Sono cresciuto a Cagliari e vivo
+#: ancora lì", "我在成都长大，现在还住在那里"): the span of "there" is the home's
+STILL_LIVE_THERE = re.compile(
+    r"\b(?:and|but|e|ma)\s+(?:i\s+)?(?:still|now|currently)\s+live\s+(?P<there>there)\b"
+    r"|\b(?:and|but|e|ma)\s+(?:i\s+)?live\s+(?P<there2>there)\s+(?:still|now|today)\b"
+    r"|\b(?:e|ma)\s+(?:vivo|abito)\s+ancora\s+(?P<there3>lì|li|là|qui|qua)\b|\b(?:e|ma)\s+(?:ci|tuttora ci)\s+"
+    r"(?:vivo|abito)\s+(?P<there4>ancora|tuttora)\b|(?:现在|至今|一直)还?(?:住在|生活在)(?P<there5>那里|那儿|那边)",
+    re.I)
 PLACE_PREFIX_ZH: list[tuple[str, re.Pattern[str]]] = [
     ("lives_in", re.compile(r"(?:我住在|我现在住在|住在|我搬到了?|搬到了?|我生活在)")),
-    ("from_place", re.compile(r"(?:我来自|我出生在|我出生于|我老家是|老家在)")),
+    ("from_place", re.compile(r"(?:我来自|我出生在|我出生于|我老家是|老家在|我在(?=[\u4e00-\u9fff]{2,6}长大))")),
     ("works_at", re.compile(r"(?:我在)(?=[\u4e00-\u9fff]{2,8}(?:工作|上班))|我的(?:公司|单位|办公室)在")),
 ]
 PLACE_STOP = {

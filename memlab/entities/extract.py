@@ -621,9 +621,14 @@ def _names_places(text: str, taken: list[tuple[int, int]]) -> list[Entity]:
     for attr, rx in V.PLACE_PREFIX_ZH:
         kind = EntityKind.ORG if attr == "works_at" else EntityKind.PLACE
         for m in rx.finditer(text):
-            got = _cjk_value(text, m.end(), max_len=6, stops=("工作", "上班", "的", "了", "，", "生活", "住"))
-            if got is not None:
+            got = _cjk_value(text, m.end(), max_len=6, stops=("工作", "上班", "的", "了", "，", "生活", "住", "长大"))
+            if got is not None and got[2] not in ("那里", "那儿", "那边", "这里", "这儿"):  # "住在那里": see below
                 add(kind, *got, attr)
+    for m in V.STILL_LIVE_THERE.finditer(text):  # "I grew up in Toronto and still live there": home is Toronto
+        before = [x for x in out if x.kind is EntityKind.PLACE and x.end <= m.start() and x.attribute == "from_place"]
+        there = next(g for g in ("there", "there2", "there3", "there4", "there5") if m.group(g) is not None)
+        if before:
+            add(EntityKind.PLACE, m.start(there), m.end(there), before[-1].text, "lives_in")
     return out
 
 

@@ -28,17 +28,22 @@ _STOP_NOUNS = frozenset({
 _SAME_THING = {"grandkid": "grandchild", "nipotino": "nipote", "nipotina": "nipote", "bicycle": "bike",
                "automobile": "car", "auto": "macchina", "cagnolino": "cane", "kitty": "cat", "puppy": "dog",
                "娃": "孩子", "小孩": "孩子", "孩子们": "孩子", "狗狗": "狗", "猫咪": "猫"}
+#: a participle between the verb and the count: "Ho visitato 3 capitali", "I've read 5 of his books"
+_DONE = (r"(?:(?:già|already|ever)\s+)?(?:visitato|visto|letto|scritto|corso|adottato|cresciuto|avuto|visited|seen|read|"
+         r"written|run|adopted|raised|had|been to)\s+")
 _COUNT_IT_EN = re.compile(
     r"\b(?:ho|abbiamo|possiedo|suono|i have|i've got|i have got|i own|we have|we own|i play|i've)\s+"
-    r"(?:(?:solo|soltanto|only|just)\s+)?(?P<n>\d{1,2}|un solo|una sola|un'unica|only one|a single|one)\s+"
+    rf"(?:{_DONE})?(?:(?:solo|soltanto|only|just)\s+)?(?P<n>\d{{1,2}}|un solo|una sola|un'unica|only one|a single|one)\s+"
     r"(?:(?:solo|sola|unico|unica)\s+)?(?P<noun>[a-zà-ÿ]{3,20})\b", re.I)
 _MEASURE = "个只条位辆把种台部座套间匹头口"
 _ZH_STOP = "都也在是叫和、，。,.的了就还住已很去"
 _COUNT_ZH = re.compile(rf"我(?:有|养了|养着|养|会弹|会拉|会吹|会|家(?:就|只)?有?)(?P<n>\d{{1,2}})[{_MEASURE}]?(?P<noun>[^\d{_ZH_STOP}]{{1,3}})")
 _COUNT_ZH_MY = re.compile(rf"我的(?P<n>\d{{1,2}})[{_MEASURE}](?P<noun>[^\d{_ZH_STOP}]{{1,3}})")
 _LIST_IT_EN = re.compile(
-    r"\b(?:(?:i miei|le mie|my)\s+(?P<noun>[a-zà-ÿ]{3,20})|(?:gli|i|le|the)\s+(?P<rnoun>[a-zà-ÿ]{3,20})\s+"
-    r"(?:che\s+(?:ho|suono|possiedo)|(?:that|which)\s+i\s+(?:have|own|play)))\s*"
+    r"\b(?:(?:i miei|le mie|my)\s+(?P<noun>[a-zà-ÿ]{3,20})|(?:gli|i|le|the)\s+(?:(?:unici|uniche|only)\s+)?"
+    r"(?P<rnoun>[a-zà-ÿ]{3,20})(?:\s+[a-zà-ÿ]{3,15})?\s+"  # "le uniche capitali europee che ho visto sono ..."
+    rf"(?:che\s+(?:ho|abbiamo|suono|possiedo)(?:\s+{_DONE.removesuffix(chr(92) + 's+')})?|(?:that|which)\s+i\s+"
+    rf"(?:have|own|play)|(?:that\s+|which\s+)?i(?:'ve|\s+have)\s+{_DONE.removesuffix(chr(92) + 's+')}))\s*"
     r"(?:(?P<cop>si chiamano|sono|are called|are named|are)\s*:?\s+|(?P<app>,)\s*)", re.I)
 _LIST_ZH = re.compile(rf"我的(?P<noun>[^\d{_ZH_STOP}]{{1,3}}?)(?:分别)?(?:叫做|叫|是)")
 _SPLIT = re.compile(r"\s*(?:,|，|、)\s*(?:(?:and|e|ed)\s+)?|\s+(?:and|e|ed|&)\s+|和|及|跟")
@@ -76,12 +81,31 @@ def noun_counts(norm: str, lang: str) -> dict[str, tuple[int, str]]:
     for m in _VERB_COUNT.finditer(norm):
         verb, n = (m.group("v"), m.group("n")) if m.group("v") else (m.group("zv"), m.group("zn"))
         out.setdefault(_verb_key(verb), (int(n), m.group(0).removeprefix("我")))
-    for rx in (_COUNT_ZH, _COUNT_ZH_MY):
+    for rx in (_COUNT_ZH, _COUNT_ZH_MY, _FAMILY_ZH):
         for m in rx.finditer(norm):
             key = _key(m.group("noun"), "zh")
             if key is not None:
                 out.setdefault(key, (int(m.group("n")), m.group(0).removeprefix("我的").removeprefix("我")))
+    for m in _HAVE_LIST.finditer(norm):  # "I've got a road bike, a gravel bike and a mountain bike": three bikes
+        rest = re.split(r"[.!?;:\n]", norm[m.end():], maxsplit=1)[0]
+        items = []
+        for part in _SPLIT.split(rest):
+            item = _ARTICLE_ITEM.match(_PLACE_TAIL.split(part.strip(), maxsplit=1)[0])
+            if item is None:
+                break
+            items.append(item)
+        keys = {_key(i.group("head"), "en") for i in items}
+        if len(items) >= 2 and len(keys) == 1 and None not in keys:
+            out.setdefault(keys.pop(), (len(items), ", ".join(i.group(0) for i in items)))  # type: ignore[arg-type]
     return out
+
+
+#: the members of a household counted after a list of them: "我家就我、我老婆和儿子三个人" (digits by then)
+_FAMILY_ZH = re.compile(r"我家[^。！？，\d]{0,16}?(?P<n>\d{1,2})[个口](?P<noun>人)")
+#: an English enumeration of one kind of thing after a verb of having, each with its article
+_HAVE_LIST = re.compile(r"\b(?:i have|i've got|i have got|i own)\s+(?=an?\s)", re.I)
+_ARTICLE_ITEM = re.compile(r"^(?:a|an)\s+(?:[\w'-]+\s+){0,2}(?P<head>[a-z]{3,20})$", re.I)
+_PLACE_TAIL = re.compile(r"\s+(?:in|at|on|for|from|with|that|which|i)\s+", re.I)
 
 
 #: counts and lists keyed by what one does with the things (played instruments, practised sports), for a list that

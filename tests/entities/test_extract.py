@@ -184,6 +184,15 @@ def test_a_lower_case_place_must_be_a_known_place(text: str) -> None:
     assert [e for e in extract_entities(text) if e.kind is EntityKind.PLACE] == []
 
 
+@pytest.mark.parametrize(("text", "value"), [("I grew up in Toronto and still live there.", "toronto"),
+                                             ("Sono cresciuto a Cagliari e vivo ancora lì.", "cagliari"),
+                                             ("我在成都长大，现在还住在那里。", "成都")])
+def test_still_living_where_one_grew_up_is_a_home(text: str, value: str) -> None:
+    assert [e.value for e in extract_entities(text) if e.attribute == "lives_in"] == [value]
+    assert [e.value for e in extract_entities("My sister grew up in Rome and still lives there.")
+            if e.attribute == "lives_in" and e.subject == "user"] == []
+
+
 @pytest.mark.parametrize(("text", "value"), [("i live in galway now", "galway"), ("i moved to new york last year",
                                                                                  "new york"),
                                              ("vivo a milano da due anni", "milano")])

@@ -508,6 +508,12 @@ def test_avoiding_an_allergen_among_other_things_is_the_same_allergy() -> None:
     ("Ho un solo fratello", "I miei fratelli sono Piero e Gianni"),
     ("我养了两只狗", "我的狗叫旺财、小黑和豆豆"),
     ("我有两个姐姐", "我的三个姐姐都结婚了"),
+    # a count after what one did, and the whole list of it
+    ("Ho visitato tre capitali europee", "Le uniche capitali europee che ho visto sono Parigi e Vienna"),
+    ("I've visited four countries", "The only countries I've visited are France and Spain"),
+    # an enumeration of one kind of thing, each with its article, is a count
+    ("I own two bikes", "I've got a road bike, a gravel bike and a mountain bike in the garage"),
+    ("我家有四口人", "我家就我、我老婆和儿子三个人"),
 ])
 def test_count_of_any_thing_against_its_list(old: str, new: str) -> None:
     _contra(old, new, "count")
@@ -516,9 +522,19 @@ def test_count_of_any_thing_against_its_list(old: str, new: str) -> None:
 @pytest.mark.parametrize(("old", "new"), [
     ("Ho tre gatti", "I miei gatti si chiamano Birba, Nuvola e Pepe"),
     ("I have two sisters", "My sisters are Ann and Lucy"),
+    ("Ho visitato due capitali europee", "Le uniche capitali europee che ho visto sono Parigi e Vienna"),
 ])
 def test_count_of_any_thing_matching_its_list(old: str, new: str) -> None:
     _consistent(old, new, "count")
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("I own three bikes", "I've got a road bike, a gravel bike and a mountain bike in the garage"),
+    ("I own two bikes", "I have a cat and a dog"),  # two kinds of thing: no count of bikes
+])
+def test_an_enumeration_of_the_same_count_or_of_other_things_raises_nothing(old: str, new: str) -> None:
+    d = _d(old, new)
+    assert d is None or not d.contradiction, d
 
 
 # ---------------------------------------------------------------------------------------------------- health, any food
