@@ -628,6 +628,16 @@ _ANTONYMS: tuple[tuple[str, str], ...] = (
     ("iniziato", "completato"), ("comprato", "venduto"), ("vinto", "perso"),
     ("喜欢", "讨厌"), ("单身", "结婚"), ("开始", "完成"), ("买", "卖"),
 )
+#: a "not" that affirms, or only dates: litotes and time phrases ("I'm not alone", "not so long ago", "I can't picture
+#: life without it", "non vedo l'ora", "non è male"): no negation of a fact, so no cue (on LoCoMo dev, five of the
+#: seven judge-only alarms had only such a "not" for a cue)
+_AFFIRMING = re.compile(
+    r"\b(?:not (?:so |that |too )?long ago|not alone|not (?:bad|only)|no (?:doubt|matter|wonder)|"
+    r"(?:can't|cannot|couldn't) (?:picture|imagine) (?:my |a )?(?:life|myself|a day) without|"
+    r"(?:can't|cannot|couldn't) (?:wait|believe|thank|stop smiling|be happier|be prouder|agree more)|"
+    r"never (?:felt|been) better|non vedo l'ora|non (?:è|era) male|non (?:sono|siamo) sol[oaie]|non solo|"
+    r"non posso (?:immaginare|pensare) (?:la mia vita |una vita )?senza|non ci posso credere)\b|"
+    r"迫不及待|不仅|不错|没想到", re.I)
 _ABSOLUTE = re.compile(r"\b(?:never|always|every (?:day|night|morning|week)|no longer|not anymore|not any more|ever since|"
                        r"only|(?:only|just) once|once in my life|first time|very first|mai|sempre|ogni (?:giorno|sera|"
                        r"mattina)|non più|soltanto|una volta sola|solo una volta|prima volta|"
@@ -741,7 +751,7 @@ def exclusive_cue(old: Facts, new: Facts) -> str | None:
         True
     """
     a, b = _norm(old.text), _norm(new.text)
-    if bool(_NEG_TOK.search(a)) != bool(_NEG_TOK.search(b)):
+    if bool(_NEG_TOK.search(_AFFIRMING.sub(" ", a))) != bool(_NEG_TOK.search(_AFFIRMING.sub(" ", b))):
         return "negation"
     if bool(_ABSOLUTE.search(a)) != bool(_ABSOLUTE.search(b)):
         return "absolute"

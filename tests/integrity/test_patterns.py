@@ -125,3 +125,21 @@ def test_not_decided_consistent(old: str, new: str) -> None:
 def test_a_favourite_in_british_and_american_spelling_is_one_category() -> None:
     hit = compare_facts(_facts("My favorite color is green"), _facts("My favourite colour is red"))  # type: ignore[arg-type]
     assert hit is not None and hit.rule == "exclusive_preference"
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("I started my own online clothing store not so long ago.", "I opened an online clothing store and it's been great!"),
+    ("Dance is pretty much my go-to for stress relief.", "Dance is just me -- I can't picture life without it."),
+    ("I'm so lucky to have such a great support system.", "It was comforting to know I'm not alone."),
+    ("Ho aperto un negozio online.", "Non vedo l'ora di aprire il negozio online."),
+])
+def test_a_not_that_affirms_or_dates_is_no_cue(old: str, new: str) -> None:
+    # litotes and time phrases negate no fact: a judge-only verdict on such a pair gets no cue of exclusivity
+    from memlab.entities import extract_entities
+    from memlab.integrity.patterns import exclusive_cue, summarise
+
+    def f(t: str) -> object:
+        return summarise(t, tuple(extract_entities(t)), None)
+
+    assert exclusive_cue(f(old), f(new)) is None
+    assert exclusive_cue(f("I have a dog named Max."), f("I have never had a pet.")) == "negation"
