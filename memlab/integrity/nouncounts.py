@@ -30,10 +30,10 @@ _SAME_THING = {"grandkid": "grandchild", "nipotino": "nipote", "nipotina": "nipo
                "娃": "孩子", "小孩": "孩子", "孩子们": "孩子", "狗狗": "狗", "猫咪": "猫"}
 #: a participle between the verb and the count: "Ho visitato 3 capitali", "I've read 5 of his books"
 _DONE = (r"(?:(?:già|already|ever)\s+)?(?:visitato|visto|letto|scritto|corso|adottato|cresciuto|avuto|visited|seen|read|"
-         r"written|run|adopted|raised|had|been to)\s+")
+         r"written|run|adopted|raised|had|been to)")
 _COUNT_IT_EN = re.compile(
     r"\b(?:ho|abbiamo|possiedo|suono|i have|i've got|i have got|i own|we have|we own|i play|i've)\s+"
-    rf"(?:{_DONE})?(?:(?:solo|soltanto|only|just)\s+)?(?P<n>\d{{1,2}}|un solo|una sola|un'unica|only one|a single|one)\s+"
+    rf"(?:{_DONE}\s+)?(?:(?:solo|soltanto|only|just)\s+)?(?P<n>\d{{1,2}}|un solo|una sola|un'unica|only one|a single|one)\s+"
     r"(?:(?:solo|sola|unico|unica)\s+)?(?P<noun>[a-zà-ÿ]{3,20})\b", re.I)
 _MEASURE = "个只条位辆把种台部座套间匹头口"
 _ZH_STOP = "都也在是叫和、，。,.的了就还住已很去"
@@ -42,8 +42,8 @@ _COUNT_ZH_MY = re.compile(rf"我的(?P<n>\d{{1,2}})[{_MEASURE}](?P<noun>[^\d{_ZH
 _LIST_IT_EN = re.compile(
     r"\b(?:(?:i miei|le mie|my)\s+(?P<noun>[a-zà-ÿ]{3,20})|(?:gli|i|le|the)\s+(?:(?:unici|uniche|only)\s+)?"
     r"(?P<rnoun>[a-zà-ÿ]{3,20})(?:\s+[a-zà-ÿ]{3,15})?\s+"  # "le uniche capitali europee che ho visto sono ..."
-    rf"(?:che\s+(?:ho|abbiamo|suono|possiedo)(?:\s+{_DONE.removesuffix(chr(92) + 's+')})?|(?:that|which)\s+i\s+"
-    rf"(?:have|own|play)|(?:that\s+|which\s+)?i(?:'ve|\s+have)\s+{_DONE.removesuffix(chr(92) + 's+')}))\s*"
+    rf"(?:che\s+(?:ho|abbiamo|suono|possiedo)(?:\s+{_DONE})?|(?:that|which)\s+i\s+(?:have|own|play)|"
+    rf"(?:that\s+|which\s+)?i(?:'ve|\s+have)\s+{_DONE}))\s*"
     r"(?:(?P<cop>si chiamano|sono|are called|are named|are)\s*:?\s+|(?P<app>,)\s*)", re.I)
 _LIST_ZH = re.compile(rf"我的(?P<noun>[^\d{_ZH_STOP}]{{1,3}}?)(?:分别)?(?:叫做|叫|是)")
 _SPLIT = re.compile(r"\s*(?:,|，|、)\s*(?:(?:and|e|ed)\s+)?|\s+(?:and|e|ed|&)\s+|和|及|跟")
@@ -90,13 +90,14 @@ def noun_counts(norm: str, lang: str) -> dict[str, tuple[int, str]]:
         rest = re.split(r"[.!?;:\n]", norm[m.end():], maxsplit=1)[0]
         items = []
         for part in _SPLIT.split(rest):
-            item = _ARTICLE_ITEM.match(_PLACE_TAIL.split(part.strip(), maxsplit=1)[0])
+            item = _ARTICLE_ITEM.match(_ITEM_TAIL.split(part.strip(), maxsplit=1)[0])
             if item is None:
                 break
             items.append(item)
         keys = {_key(i.group("head"), "en") for i in items}
-        if len(items) >= 2 and len(keys) == 1 and None not in keys:
-            out.setdefault(keys.pop(), (len(items), ", ".join(i.group(0) for i in items)))  # type: ignore[arg-type]
+        key = keys.pop() if len(keys) == 1 else None
+        if len(items) >= 2 and key is not None:
+            out.setdefault(key, (len(items), ", ".join(i.group(0) for i in items)))
     return out
 
 
@@ -105,7 +106,8 @@ _FAMILY_ZH = re.compile(r"我家[^。！？，\d]{0,16}?(?P<n>\d{1,2})[个口](?
 #: an English enumeration of one kind of thing after a verb of having, each with its article
 _HAVE_LIST = re.compile(r"\b(?:i have|i've got|i have got|i own)\s+(?=an?\s)", re.I)
 _ARTICLE_ITEM = re.compile(r"^(?:a|an)\s+(?:[\w'-]+\s+){0,2}(?P<head>[a-z]{3,20})$", re.I)
-_PLACE_TAIL = re.compile(r"\s+(?:in|at|on|for|from|with|that|which|i)\s+", re.I)
+#: where an item's words end: "a mountain bike in the garage", "a dog that I adopted"
+_ITEM_TAIL = re.compile(r"\s+(?:in|at|on|for|from|with|that|which|i)\s+", re.I)
 
 
 #: counts and lists keyed by what one does with the things (played instruments, practised sports), for a list that
