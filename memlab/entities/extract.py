@@ -626,9 +626,8 @@ def _names_places(text: str, taken: list[tuple[int, int]]) -> list[Entity]:
                 add(kind, *got, attr)
     for m in V.STILL_LIVE_THERE.finditer(text):  # "I grew up in Toronto and still live there": home is Toronto
         before = [x for x in out if x.kind is EntityKind.PLACE and x.end <= m.start() and x.attribute == "from_place"]
-        there = next(g for g in ("there", "there2", "there3", "there4", "there5") if m.group(g) is not None)
-        if before:
-            add(EntityKind.PLACE, m.start(there), m.end(there), before[-1].text, "lives_in")
+        if before:  # each alternative has one group, the word for "there": the last (only) group that matched
+            add(EntityKind.PLACE, m.start(m.lastgroup), m.end(m.lastgroup), before[-1].text, "lives_in")
     return out
 
 
