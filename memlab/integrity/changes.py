@@ -7,7 +7,8 @@ about"), so it is a contradiction with ``update=True``. An end is a first-person
 quit, left, divorced, broke up, graduated; venduto, lasciato, licenziato, divorziato, laureato; 卖了, 辞职,
 离婚, 分手, 毕业); the state is the other memory, not negated and not itself an end. They are about the same
 thing when they share a content word that is not a verb (the Panda, the bank, Paolo), or when the state is the
-one the end closes (married / divorced, engaged / broke up, student / graduated, 结婚 / 离婚).
+one the end closes (married / divorced, engaged / broke up or married, student / graduated, a job / retired or laid
+off, 结婚 / 离婚, 在公司上班 / 被裁了).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ _END = re.compile(
 #: what a state says: owning, working at or as, or one of the states an end closes (:data:`_CLOSES`)
 _STATE = re.compile(
     r"\b(?:ho|abbiamo|possiedo|i have|i own|i've got|we have|we own|lavoro|i work|i'm working|i am working|sono|"
-    r"i'm|i am)\b|我有|我在.{1,10}(?:工作|上班)|我是", re.I)
+    r"i'm|i am|faccio (?:il|la|l'))\b|我有|我在.{1,12}(?:工作|上班|当)|我是", re.I)
 _MARRIED = re.compile(r"married|sposat|结婚", re.I)
 _NEG = re.compile(r"\b(?:non|not|no|never|mai|n't|don't|didn't|haven't|isn't)\b|n't\b|没|不|未", re.I)
 #: a state and the words that end it, across the three languages
@@ -45,7 +46,16 @@ _CLOSES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
          r"\b(?:got married|mi sono sposat[oa]|ci siamo sposati|we married|i married)\b|结婚了|结了婚"),
         (r"\b(?:student[ei]?|studentessa|studio all'università|university student|in college|at university)\b|学生|上大学|读研",
          r"\b(?:laureat[oa]|diplomat[oa]|graduated)\b|毕业"),
+        (r"\b(?:fidanzat[oa]|engaged)\b|订婚",
+         r"\b(?:got married|mi sono sposat[oa]|ci siamo sposati|we married|i married)\b|结婚了|结了婚"),
     ))
+#: a job and its end that does not name it ("被裁了", "sono in pensione", "I lost my job"): only a job said first and
+#: its end said later (a new job after a lost one ends nothing)
+_JOB_ENDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = ((
+    re.compile(r"\b(?:i work (?:as|at|for|in)|lavoro (?:come|a|in|da|presso)|faccio (?:il|la|l'))|"
+               r"我在.{1,12}(?:工作|上班|当)|我是.{1,8}(?:经理|工程师|老师|医生|护士|员)", re.I),
+    re.compile(r"\b(?:sono in pensione|i'm retired|i am retired|i retired|lost my job|ho perso il lavoro|got laid off|"
+               r"was laid off|got fired|was fired|mi hanno licenziat[oa])\b|被裁|被辞退|被开除|退休了", re.I)),)
 
 
 def ended(text: str, lang: str) -> tuple[tuple[frozenset[str], str], ...]:
@@ -60,6 +70,9 @@ def ended(text: str, lang: str) -> tuple[tuple[frozenset[str], str], ...]:
     out: list[tuple[frozenset[str], str]] = []
     for clause in sentence_clauses(text):
         m = _END.search(clause)
+        if m is None and _JOB_ENDS[0][1].search(clause):
+            out.append((frozenset(), clause))  # a job's end that names nothing: compared through _JOB_ENDS only
+            continue
         if m is None or (re.search(r"[\u4e00-\u9fff]", clause) and not clause.startswith("我")):
             continue  # Chinese: the user's own clause ("我把那辆大众卖了"), not anyone's
         # getting married ends only being single: it is compared through _CLOSES, never by shared words
@@ -74,7 +87,7 @@ def states(text: str, lang: str) -> tuple[tuple[frozenset[str], str], ...]:
     if other_person(text):
         return ()
     return tuple((_things(c, lang), c) for c in sentence_clauses(text)
-                 if (_STATE.search(c) or any(st.search(c) for st, _ in _CLOSES))
+                 if (_STATE.search(c) or any(st.search(c) for st, _ in _CLOSES + _JOB_ENDS))
                  and not _END.search(c) and not _NEG.search(c))
 
 
@@ -110,7 +123,8 @@ def change_clash(old: Frames, new: Frames) -> tuple[str, str] | None:
             continue
         for things, sclause in st_states:
             for ething, eclause in ends:
-                closes = any(s.search(sclause) and e.search(eclause) for s, e in _CLOSES)
+                closes = any(s.search(sclause) and e.search(eclause)
+                             for s, e in (_CLOSES if flip else _CLOSES + _JOB_ENDS))
                 if closes or (things & ething):
                     return (eclause, sclause) if flip else (sclause, eclause)
     return None

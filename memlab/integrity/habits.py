@@ -45,6 +45,16 @@ _SOFT = re.compile(
     r"\b(?:quasi|hardly|almost|tranne|except|unless|se non|a parte|apart from|before|prima|dopo|after|più|anymore|"
     r"any more|again|ancora|yet|until|fino|since|da quando|quando|when|without|senza|alone|da sol[oa])\b|"
     r"除了|几乎|很少|以前|之前|以后|再|还", re.I)
+#: a habit said with its time of day is still a habit ("ogni mattina prima del lavoro", "every day after work"):
+#: the softeners of an absolute but "before / after / prima di / dopo"
+_HABIT_SOFT = re.compile(
+    r"\b(?:quasi|hardly|almost|tranne|except|unless|se non|a parte|apart from|prima(?!\s+(?:d[ie]l?l?[aoei]?\b|d'))|"
+    r"più|anymore|any more|again|ancora|yet|until|fino|since|da quando|quando|when|without|senza|alone|da sol[oa])\b|"
+    r"除了|几乎|很少|以前|以后|再|还", re.I)
+#: verbs of a first try: "I've never tried yoga", "Lo yoga non l'ho mai provato", "我从来没试过瑜伽" say nothing of
+#: the action, only of the thing (which any habit of it contradicts)
+_TRY = frozenset({"try", "tried", "provare", "provato", "assaggiare", "assaggiato"})
+_TRY_ZH = re.compile(r"^(?:尝试|试|尝)")
 _NEG = re.compile(r"\b(?:non|not|no|never|mai|n't|don't|didn't|doesn't|nessun[oa]?|niente|nothing)\b|n't\b|不|没|别|未",
                   re.I)
 _OTHER_PRONOUN = re.compile(r"\b(?:he|she|they|lui|lei|loro)\b|他|她", re.I)
@@ -53,8 +63,8 @@ _FIRST = re.compile(r"\bI\b|\b(?i:i'm|i've|i'd|io|we|noi)\b|我")  # "I" capital
 _HABIT = re.compile(
     r"\b(?:ogni|tutti i|tutte le|sempre|spesso|every|each|daily|always|often|usually|di solito|regolarmente|"
     r"regularly|most (?:days|nights|mornings|evenings)|volte|times)\b|al giorno|a day|a week|alla settimana|"
-    r"a settimana|每天|天天|经常|总是|每周|每晚|每个|常常|一直", re.I)
-_ZH_HABIT_WORDS = re.compile(r"每天|天天|经常|总是|每周|每晚|每个[月周星期]|常常|一直|都|晚上|早上|周末|两个小时|[一二两三四五六七八九十\d]+(?:次|个小时|小时)")
+    r"a settimana|每天|天天|经常|总是|每周|每晚|每个|每年|常常|一直", re.I)
+_ZH_HABIT_WORDS = re.compile(r"每天|天天|经常|总是|每周|每晚|每年|每个[月周星期]|常常|一直|都|晚上|早上|周末|两个小时|[一二两三四五六七八九十\d]+(?:次|个小时|小时)")
 _FREQUENCY_WORDS = frozenset({
     "mai", "never", "ever", "ogni", "every", "each", "volta", "volte", "time", "times", "settimana", "week", "giorno",
     "day", "always", "sempre", "spesso", "often", "usually", "solito", "really", "proprio", "davvero", "vita",
@@ -84,6 +94,11 @@ def content_words(clause: str, lang: str) -> frozenset[str]:
     return frozenset(lemma(w, lang) for w in words if len(w) > 1) - _FREQUENCY_WORDS
 
 
+_IT_DETERMINERS = frozenset("""il lo la l' i gli le un uno una un' del dello della dei degli delle al allo alla ai agli
+alle dal dallo dalla dai dagli dalle nel nello nella nei negli nelle sul sullo sulla sui sugli sulle di a da in con
+su per tra fra mio mia tuo tua suo sua nostro nostra questo questa quel quello ogni""".split())
+
+
 def _first_person(clause: str, lang: str) -> bool:
     """"I" / "we" / "io" in the clause, or (Italian drops the subject) a clause that opens with an inflected verb
     or "non": "Vado in palestra", "Non guardo mai la TV"; not "John drives to work"."""
@@ -95,7 +110,19 @@ def _first_person(clause: str, lang: str) -> bool:
     if words[0].casefold() == "non":
         return True
     first = words[1] if words[0].casefold() in ("ci", "mi", "ne") and len(words) > 1 else words[0]
-    return lemma(first, "it") != first.casefold()
+    if lemma(first, "it") != first.casefold():
+        return True
+    if lang != "it":
+        return False
+    # the verb after a fronted time or place ("Ogni mattina prima del lavoro faccio yoga"): a present first person
+    # in -o whose lemma is a verb, not after an article or a preposition ("del lavoro" is the noun)
+    for prev, w in zip(words, words[1:], strict=False):
+        low = w.casefold()
+        if low.endswith("o") and prev.casefold() not in _IT_DETERMINERS:
+            lem = lemma(low, "it")
+            if lem != low and lem.endswith(("are", "ere", "ire")):
+                return True
+    return False
 
 
 def clauses(text: str) -> list[str]:
@@ -137,12 +164,20 @@ def absolute_frames(text: str, lang: str) -> tuple[tuple[frozenset[str] | str, s
             if m is None or not (clause[:m.start()] in ("", "我", "我们") or clause.startswith("我")):
                 continue
             rest = re.sub(r"[了过的呢啊吧。，！\s]", "", clause[m.end():])
+            tried = _TRY_ZH.sub("", rest)
+            if tried != rest and len(tried) >= 2:
+                out.append((tried, clause))
+                continue
             if 2 <= len(rest) <= 6:
                 out.append((rest, clause))
             continue
         if not _MARK.search(clause) or not _first_person(clause, lang):
             continue
         content = content_words(clause, lang) - _MENTAL
+        thing = content - _TRY - {"avere", "essere"}  # "l'ho provato"
+        if content & _TRY and 1 <= len(thing) <= 2:
+            out.append((thing, clause))
+            continue
         if 2 <= len(content) <= 3:  # an action and its thing ("vado in palestra"): "I never thought ..." is not one
             out.append((content, clause))
     return tuple(out)
@@ -155,7 +190,7 @@ def habit_frames(text: str, lang: str) -> tuple[tuple[frozenset[str] | str, str]
         return ()
     out: list[tuple[frozenset[str] | str, str]] = []
     for clause in clauses(text):
-        if not _HABIT.search(clause) or _NEG.search(clause) or _SOFT.search(clause):
+        if not _HABIT.search(clause) or _NEG.search(clause) or _HABIT_SOFT.search(clause):
             continue
         if _CJK.search(clause):
             if clause.startswith("我"):
@@ -232,7 +267,10 @@ def other_activity(absolutes: tuple[tuple[frozenset[str] | str, str], ...],
 _PENDING = re.compile(
     r"\b(?:non\b.{0,40}\bancora|ancora da|devo ancora|not\b.{0,40}\byet|haven't\b.{0,40}\byet|still have to|"
     r"still need to|have yet to|not started|non ho (?:ancora )?(?:iniziato|cominciato))\b|"
-    r"\b(?:haven't|have not|hasn't|non ho)\s+(?:even\s+)?(?:started|begun|iniziato|cominciato)\b|还没|尚未|还未", re.I)
+    r"\b(?:haven't|have not|hasn't|non ho)\s+(?:even\s+)?(?:started|begun|iniziato|cominciato)\b|"
+    # what is left to do: "mi restano ancora dieci anni di rate", "I still have two years left on the loan"
+    r"\b(?:mi rest(?:a|ano) ancora|mi manca(?:no)? ancora|ho ancora da|i still have\b.{0,30}\bleft)\b|"
+    r"还没|尚未|还未|还一.{0,2}都?没|还剩", re.I)
 _DONE = re.compile(
     r"\b(?:già|finito|terminato|completato|concluso|consegnato|spedito|chiuso|finished|completed|done|already|"
     r"submitted|sent|wrapped up|handed in)\b|已经|完了|完成|做完|考完|装修完|结束了|搞定", re.I)
@@ -241,7 +279,7 @@ ancora già finito finire terminato terminare completato completare concluso con
 cominciare devo dovere yet still already finish finished complete completed done start started begin begun need
 have yet ieri yesterday weekend settimana scorsa last over
 """.split())
-_ZH_MARKS = re.compile(r"还没有?|尚未|还未|已经|完了|完成|做完|开始|结束了|搞定|了|的|我|都|在|等|下个月|入住|，")
+_ZH_MARKS = re.compile(r"还没有?|尚未|还未|还一.{0,2}都?没|还剩|已经|完了|完成|做完|开始|结束了|搞定|了|的|我|都|在|等|下个月|入住|，")
 
 
 def status_frames(text: str, lang: str) -> tuple[tuple[str, frozenset[str] | str, str], ...]:

@@ -37,20 +37,33 @@ _COUNT_IT_EN = re.compile(
     r"(?:(?:solo|sola|unico|unica)\s+)?(?P<noun>[a-zà-ÿ]{3,20})\b", re.I)
 _MEASURE = "个只条位辆把种台部座套间匹头口"
 _ZH_STOP = "都也在是叫和、，。,.的了就还住已很去"
-_COUNT_ZH = re.compile(rf"我(?:有|养了|养着|养|会弹|会拉|会吹|会|家(?:就|只)?有?)(?P<n>\d{{1,2}})[{_MEASURE}]?(?P<noun>[^\d{_ZH_STOP}]{{1,3}})")
+_COUNT_ZH = re.compile(rf"我(?:有|养了|养着|养|会弹|会拉|会吹|会|家(?:就|只)?有?|报了|学了|上了|参加了|买了)(?P<n>\d{{1,2}})"
+                       rf"[{_MEASURE}]?(?P<noun>[^\d{_ZH_STOP}]{{1,3}})")
+#: places counted by what one did there: "我在3个城市工作过", "我去过5个国家"
+_COUNT_ZH_WHERE = re.compile(rf"我(?:在|去过)(?P<n>\d{{1,2}})[{_MEASURE}](?P<noun>城市|国家|省|地方)")
 _COUNT_ZH_MY = re.compile(rf"我的(?P<n>\d{{1,2}})[{_MEASURE}](?P<noun>[^\d{_ZH_STOP}]{{1,3}})")
 _LIST_IT_EN = re.compile(
-    r"\b(?:(?:i miei|le mie|my)\s+(?P<noun>[a-zà-ÿ]{3,20})|(?:gli|i|le|the)\s+(?:(?:unici|uniche|only)\s+)?"
+    r"\b(?:(?:i miei|le mie|my)\s+(?:(?:only|unici|uniche)\s+)?(?P<noun>[a-zà-ÿ]{3,20})|(?:gli|i|le|the)\s+(?:(?:unici|uniche|only)\s+)?"
     r"(?P<rnoun>[a-zà-ÿ]{3,20})(?:\s+[a-zà-ÿ]{3,15})?\s+"  # "le uniche capitali europee che ho visto sono ..."
     rf"(?:che\s+(?:ho|abbiamo|suono|possiedo)(?:\s+{_DONE})?|(?:that|which)\s+i\s+(?:have|own|play)|"
     rf"(?:that\s+|which\s+)?i(?:'ve|\s+have)\s+{_DONE}))\s*"
-    r"(?:(?P<cop>si chiamano|sono|are called|are named|are)\s*:?\s+|(?P<app>,)\s*)", re.I)
+    r"(?:(?P<cop>si chiamano|sono|sono stat[ie]|erano|are called|are named|are|were)\s*:?\s+|(?P<app>,)\s*|"
+    r"(?P<q>\?|:)\s+)", re.I)  # "I miei tatuaggi? Una rondine, una rosa e una scritta"
 _LIST_ZH = re.compile(rf"我的(?P<noun>[^\d{_ZH_STOP}]{{1,3}}?)(?:分别)?(?:叫做|叫|是)")
+#: what the user's things are, with a verb before "的": "我现在上的兴趣班有书法、古筝和瑜伽", "我工作过的城市就广州和长沙两个";
+#: the whole of them only with "就 / 只 / 只有" or a count after the list
+_LIST_ZH_VERB = re.compile(rf"我[^，。！？\d]{{0,8}}?的(?P<noun>[^\d{_ZH_STOP}]{{1,3}}?)(?:(?P<only>就是|就|只有)|有|是)(?=[^\d])")
+_TRAILING_COUNT = re.compile(rf"\s*\d{{1,2}}\s*[{_MEASURE}]\S*$")
 _SPLIT = re.compile(r"\s*(?:,|，|、)\s*(?:(?:and|e|ed)\s+)?|\s+(?:and|e|ed|&)\s+|和|及|跟")
 _NAME = re.compile(r"^(?:[A-Z][a-zà-ÿ]+|[\u4e00-\u9fff]{1,3})$")
 #: a listed thing that is not a name must come with its article ("la chitarra", "a road bike"): "my friends are
 #: awesome and kind" lists no friends
-_ITEM = re.compile(r"^(?:(?:il|lo|la|i|gli|le|un|una|uno|a|an|the)\s+|l'|un')[\wà-ÿ'-]+(?:\s+[\wà-ÿ'-]+)?$", re.I)
+_ITEM = re.compile(r"^(?:(?:il|lo|la|i|gli|le|un|una|uno|a|an|the|my|il mio|la mia|1)\s+|l'|un')[\wà-ÿ'-]+"
+                   r"(?:\s+[\wà-ÿ'-]+){0,3}$", re.I)
+#: an item's words end before what is said about it: "my knee in 2019", "my appendix when I was twelve"
+_ITEM_END = re.compile(r"\s+(?:in|at|on|for|from|with|that|which|when|quando|nel|nell'|a|to)\s+.*$", re.I)
+#: a piece of a list that opens like an item: a list cut before it would be miscounted
+_ITEM_LIKE = re.compile(r"^(?:il|lo|la|i|gli|le|un|una|uno|a|an|the|my|1)\s+", re.I)  # "1": "una" in digits
 
 
 def _key(noun: str, lang: str) -> str | None:
@@ -81,7 +94,7 @@ def noun_counts(norm: str, lang: str) -> dict[str, tuple[int, str]]:
     for m in _VERB_COUNT.finditer(norm):
         verb, n = (m.group("v"), m.group("n")) if m.group("v") else (m.group("zv"), m.group("zn"))
         out.setdefault(_verb_key(verb), (int(n), m.group(0).removeprefix("我")))
-    for rx in (_COUNT_ZH, _COUNT_ZH_MY, _FAMILY_ZH):
+    for rx in (_COUNT_ZH, _COUNT_ZH_MY, _FAMILY_ZH, _COUNT_ZH_WHERE):
         for m in rx.finditer(norm):
             key = _key(m.group("noun"), "zh")
             if key is not None:
@@ -135,11 +148,15 @@ def _items(rest: str, names_only: bool) -> list[str]:
         part = part.strip(" '\"")
         if not part:
             continue
+        if not names_only and _ITEM_LIKE.match(part):
+            part = _ITEM_END.sub("", part)
         ok = _NAME.match(part) if names_only else (_NAME.match(part) or _ITEM.match(part))
         if not ok:
             first = part.split()[0] if part.split() else ""
             if _NAME.match(first) and not re.search(r"[\u4e00-\u9fff]", first):
                 items.append(first)  # "Andrea vivono ...": the list ends with Andrea
+            elif not names_only and _ITEM_LIKE.match(part):
+                return []  # an item this reader cannot delimit: the count of the list is unknown
             break
         items.append(part)
     return items
@@ -173,4 +190,11 @@ def noun_lists(norm: str, lang: str) -> dict[str, tuple[int, str, bool]]:
         items = _items(norm[m.end():], names_only=False)
         if key is not None and len(items) >= 2:
             out.setdefault(key, (len(items), "、".join(items), True))
+    for m in _LIST_ZH_VERB.finditer(norm):
+        key = _key(m.group("noun"), "zh")
+        rest = re.split(r"[。！？；，\n]", norm[m.end():], maxsplit=1)[0]
+        counted = _TRAILING_COUNT.search(rest)
+        items = _items(rest[:counted.start()] if counted else rest, names_only=False)
+        if key is not None and len(items) >= 2:
+            out.setdefault(key, (len(items), "、".join(items), bool(m.group("only") or counted)))
     return out

@@ -100,17 +100,27 @@ _DRINKS = {"tè": "tea", "te": "tea", "the": "tea", "tea": "tea", "caffè": "cof
            "succo": "juice", "juice": "juice", "vino": "wine", "wine": "wine", "birra": "beer", "beer": "beer"}
 #: one name per category of a favourite, across spellings and languages ("colour" / "color" / "colore" / "颜色")
 _SAME_CATEGORY = {"colour": "color", "colore": "color", "颜色": "color", "colors": "color", "colours": "color",
-                  "stagione": "season", "季节": "season", "film": "movie", "films": "movie", "movies": "movie",
+                  "stagione": "season", "季节": "season", "四季": "season", "film": "movie", "films": "movie", "movies": "movie",
                   "电影": "movie", "cibo": "food", "piatto": "dish", "libro": "book", "书": "book", "canzone": "song",
                   "歌": "song", "città": "city", "城市": "city", "squadra": "team", "球队": "team", "animale": "animal",
                   "动物": "animal", "frutto": "fruit", "frutta": "fruit", "水果": "fruit", "numero": "number",
                   "数字": "number", "fiore": "flower", "花": "flower"}
 _PREF_RE = [
-    re.compile(rf"\b(?:preferisc[oe]|preferiamo|i prefer|i'd prefer|prefers|user prefers)\s+{_ART}{_OBJ}", re.I),
+    # a favourite of a role: "my favourite sport to play is ...", "il piatto che preferisco cucinare è ..." (the role
+    # joins the category: a favourite to play and one to watch are two favourites)
+    re.compile(rf"\b(?:my\s+)?favou?rite\s+(?P<cat>[\w-]+)\s+to\s+(?P<role>\w+)\s+(?:is|are)\s+{_ART}{_OBJ}", re.I),
+    re.compile(rf"\b(?:il|la|lo|l')\s*(?P<cat>[\w-]+)\s+che\s+preferisco\s+(?P<role>\w+)\s+(?:è|sono)\s+{_ART}{_OBJ}",
+               re.I),
+    re.compile(rf"\b(?:preferisc[oe]|preferiamo|i prefer|i'd prefer|prefers|user prefers)\s+(?!\w+\s+(?:è|sono)\b){_ART}{_OBJ}",
+               re.I),
     re.compile(rf"\b(?:my|il mio|la mia|i miei|le mie)\s+(?P<cat>[\w-]+)\s+(?:preferit[oaie]|favou?rite)\s+(?:è|sono|is|are)\s+{_ART}{_OBJ}", re.I),
     re.compile(rf"\b(?:my\s+)?favou?rite\s+(?P<cat>[\w-]+)\s+(?:is|are)\s+{_ART}{_OBJ}", re.I),
     re.compile(rf"\b(?:il mio|la mia)\s+(?P<cat>[\w-]+)\s+(?:preferit[oa])\s+{_ART}{_OBJ}", re.I),
-    re.compile(r"最喜欢(?:的(?P<cat>[\u4e00-\u9fff]{1,3})是)?(?P<obj>[\u4e00-\u9fff]{1,4})"),
+    # "我最喜欢(吃)的水果是荔枝", "水果里我最爱的是榴莲", "一年四季里我最爱春天", "我最喜欢秋天"
+    re.compile(r"最(?:喜欢|爱)[吃喝看听玩穿读用]?的(?P<cat>[\u4e00-\u9fff]{1,3}?)(?:就是|是)(?P<obj>[\u4e00-\u9fff]{1,4})"),
+    re.compile(r"(?:一年)?(?P<cat>[\u4e00-\u9fff]{1,2})(?:里面|当中|里|中)[，,]?我?最(?:喜欢|爱)的?(?:就是|是)?"
+               r"(?P<obj>[\u4e00-\u9fff]{1,4})"),
+    re.compile(r"最(?:喜欢|爱)(?![吃喝看听玩穿读用]?的)(?P<obj>[\u4e00-\u9fff]{1,4})"),
 ]
 
 # ------------------------------------------------------------------ likes / dislikes
@@ -295,6 +305,8 @@ def summarise(text: str, entities: tuple[Entity, ...], created_at: datetime | No
                 continue
             cat = (m.groupdict().get("cat") or "").casefold()
             cat = _SAME_CATEGORY.get(cat, cat)
+            if m.groupdict().get("role"):
+                cat = f"{cat}:{m.group('role').casefold()}"
             drink = _DRINKS.get(obj) or _DRINKS.get(obj.split()[0])
             if drink:
                 cat, obj = "drink", drink
@@ -526,6 +538,8 @@ def consistent_reason(old: Facts, new: Facts) -> str | None:
     * ``different_projects``: status statements about two different projects;
     * ``same_status``: the same projects with the same statuses ("started" / "in progress");
     * ``different_likes``: liking two different things ("likes tea" / "likes biscuits");
+    * ``different_favourites``: favourites of different categories or roles ("my favourite sport to play" / "...
+      to watch", "最喜欢的茶" / "最喜欢的咖啡");
     * ``same_diet``: two ways of saying "no meat" ("I'm vegetarian" / "I don't eat meat", "我吃素" / "我不吃肉");
     * ``different_attributes``: places of different kinds (born in / lives in / works at: "我出生在哈尔滨" /
       "我现在住在厦门").
@@ -567,6 +581,8 @@ def consistent_reason(old: Facts, new: Facts) -> str | None:
             return "different_projects"
         if {(p, st) for p, st, _ in old.status} == {(p, st) for p, st, _ in new.status}:
             return "same_status"  # "Atlas started" / "Atlas is in progress": one status, said twice
+    if old.prefs and new.prefs and all(ca != cb and "*" not in (ca, cb) for ca, _, _ in old.prefs for cb, _, _ in new.prefs):
+        return "different_favourites"
     if old.likes and new.likes and all(p > 0 for _, p, _ in old.likes + new.likes):
         objs_a, objs_b = {o for o, _, _ in old.likes}, {o for o, _, _ in new.likes}
         if not objs_a & objs_b:

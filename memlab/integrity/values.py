@@ -12,7 +12,8 @@ pair or passes (``None``):
 * ``date`` — a birthday or birth year said the spoken way (:func:`normalise_dates`: a fixed-date holiday such as
   "Ferragosto", "Christmas Day", "国庆节"; "sono dell'87"; numbers in words): the same date agrees ("Sono nato il
   7/5/1988" / "Il mio compleanno è il sette maggio"), a different one contradicts when one side was said the
-  spoken way (dates as written are the entities and patterns levels').
+  spoken way (dates as written are the entities and patterns levels'). An age reached in a year is a birth year too
+  ("I turned thirty back in 2022" is born in 1992).
 * ``sign`` — the user's zodiac sign (:mod:`memlab.integrity.zodiac`), stated ("Sono dello Scorpione", "I'm a Leo",
   "星座：射手座") or from the birthday: two different ones contradict ("Sono nato il 12 luglio" / "Sono del Leone").
 * ``count`` — a stated count against an enumeration of the same things: languages ("Parlo tre lingue" /
@@ -67,6 +68,7 @@ from typing import Any
 
 from memlab.entities import STABLE_ATTRIBUTES, Entity, EntityKind, extract_entities, format_value
 from memlab.entities import _vocab as V
+from memlab.integrity.abroad import ABROAD_WORDS, STAY_WORDS, never_abroad, stays_abroad
 from memlab.integrity.changes import change_clash, change_frames
 from memlab.integrity.habits import (
     absolute_frames,
@@ -79,12 +81,12 @@ from memlab.integrity.habits import (
     status_frames,
     status_other_things,
 )
-from memlab.integrity.names import nickname, pet_names, stated_name
+from memlab.integrity.names import name_clash, nickname, pet_names, stated_name
 from memlab.integrity.nouncounts import noun_counts, noun_lists
 from memlab.integrity.patterns import compare_facts, project_statuses, summarise
 from memlab.integrity.places import Place, place_relation, resolve_place
 from memlab.integrity.places import warm_up as _warm_places
-from memlab.integrity.zodiac import SIGNS, sign_of_date, user_sign
+from memlab.integrity.zodiac import ANIMALS, SIGNS, animals_of_birth, sign_of_date, user_animal, user_sign
 from memlab.records import ConflictType
 from memlab.text import FUNCTION_WORDS, detect_lang, lemma, normalise_quotes_and_spaces
 
@@ -109,8 +111,8 @@ __all__ = [
 #: then done), not two values that cannot both hold: the checker reports them MEDIUM, never as an interruption.
 CHANGE_LAYERS: frozenset[str] = frozenset({"change", "status"})
 #: The layers, in the order they are tried.
-LAYERS: tuple[str, ...] = ("number", "date", "sign", "count", "place", "name", "absolute", "health", "status",
-                           "change", "onset")
+LAYERS: tuple[str, ...] = ("number", "date", "sign", "count", "place", "name", "absolute", "abroad", "health",
+                           "status", "change", "onset")
 
 #: Only the first this-many characters of a text are read (memories are short; longer texts go to the judge).
 MAX_CHARS = 2000
@@ -258,6 +260,10 @@ _HOLIDAYS: tuple[tuple[str, int, int], ...] = (
 _HOLIDAY_RX = re.compile(
     r"(?:\b(?:a|il giorno di|on|at)\s+)?\b(?P<h>" + "|".join(p for p, _, _ in _HOLIDAYS if not _CJK.search(p)) + r")\b"
     r"|(?:在|是)(?P<z>" + "|".join(p for p, _, _ in _HOLIDAYS if _CJK.search(p)) + ")", re.I)
+#: a holiday names the date of a fact only in a clause about that fact (birth, birthday, wedding, a start)
+_DATE_CUE = re.compile(
+    r"\b(?:nat[oaie]|nasc\w*|compleanno|compio|compie|festeggio|born|birthday|anniversar\w*|sposat[oaie]|married|"
+    r"wedding|matrimonio|started|iniziato|cominciato|moved|trasferit[oaie])\b|生日|出生|生|结婚|纪念日|开始|搬", re.I)
 #: a day near a holiday, not the holiday ("vicino a Natale", "right before Christmas")
 _NEAR = re.compile(r"\b(?:vicino|intorno|verso|prima|dopo|sotto|near|around|before|after|close to)"
                    r"(?:\s+(?:a|al|di|del|to|the))?\s*$", re.I)
@@ -285,6 +291,9 @@ def normalise_dates(text: str, lang: str | None = None) -> str:
         after = m.string[m.end():m.end() + 2]
         if _NEAR.search(before) or after.startswith(("前", "后", "左右", "期间")):
             return m.group(0)  # "vicino a Natale", "around Christmas", "国庆节前后": not that day
+        clause = re.split(r"[,.;!?，。；！？]", m.string[:m.start(name)])[-1]
+        if not _DATE_CUE.search(clause):
+            return m.group(0)  # "i regali me li fanno tutti a Natale": a holiday, not the date of a fact
         said = (m.group("h") or m.group("z")).casefold()
         for pattern, month, day in _HOLIDAYS:
             if re.fullmatch(pattern, said, re.I):
@@ -299,6 +308,22 @@ def normalise_dates(text: str, lang: str | None = None) -> str:
         return f"sono nato nel {year}" if m.group(0)[:1].islower() else f"Sono nato nel {year}"
 
     return _BORN_YEAR_IT.sub(born, _HOLIDAY_RX.sub(holiday, text))
+
+
+#: an age reached in a year gives the birth year: "I turned 30 back in 2022", "ho compiuto 40 anni nel 2019"
+_TURNED = re.compile(
+    r"\b(?:I\s+)?turned\s+(?P<n>\d{1,3})\s+(?:back\s+)?in\s+(?P<y>(?:19|20)\d\d)\b"
+    r"|\bin\s+(?P<y2>(?:19|20)\d\d)\s*,?\s+I\s+turned\s+(?P<n2>\d{1,3})\b"
+    r"|\bho compiuto\s+(?P<n3>\d{1,3})\s+anni\s+nel\s+(?P<y3>(?:19|20)\d\d)\b", re.I)
+
+
+def _birth_year_from_age(norm: str) -> str:
+    """``norm`` (numbers in digits) with an age reached in a given year said as the birth year it implies."""
+    def born(m: re.Match[str]) -> str:
+        year = int(m.group("y") or m.group("y2") or m.group("y3")) - int(m.group("n") or m.group("n2") or m.group("n3"))
+        return f"sono nato nel {year}" if m.group("n3") else f"I was born in {year}"
+
+    return _TURNED.sub(born, norm)
 
 
 # ====================================================================================== counts
@@ -513,10 +538,13 @@ CATEGORIES: dict[str, dict[str, Any]] = {
         "not_it": ("elettronica", "elettroniche", "e-cig", "vape", "vaping", "svapo", "electronic", "电子烟"),
     },
     "coffee": {
-        "verbs": ("bevo", "beviamo", "bevuto", "bere", "prendo", "preso", "drink", "drank", "drinking", "had",
-                  "having", "喝"),
+        "verbs": ("bevo", "beviamo", "bevuto", "bere", "prendo", "preso", "drink", "drank", "drinking", "have",
+                  "had", "having", "喝", "泡"),
         "default_verbs": (),
-        "general": ("caffè", "caffe", "espresso", "cappuccino", "coffee", "coffees", "咖啡"),
+        # coffee drinks by name ("latte" alone is milk in Italian: only its English plural and Chinese are read)
+        "general": ("caffè", "caffe", "espresso", "espressos", "cappuccino", "cappuccini", "cappuccinos",
+                    "macchiato", "americano", "americanos", "lattes", "flat white", "cold brew", "coffee", "coffees",
+                    "咖啡", "拿铁", "美式", "卡布奇诺", "摩卡"),
         "items": {},
         "not_it": ("decaffeinato", "deca", "decaf", "decaffeinated", "orzo", "低因", "无咖啡因"),
     },
@@ -539,6 +567,7 @@ _ABS_FILLER = frozenset({
     "astemia", "teetotal", "teetotaler", "e", "and", "o", "or",
 })
 _ZH_FILLER = re.compile(r"[我们也都任何一滴口的过了，。！、\s]")
+_ZH_SELF = re.compile(r"我这个人|这个人|本人")  # "我这个人从不喝咖啡": "as for me"
 _POS_BLOCK = re.compile(
     r"\b(?:non|not|no|never|mai|n't|don't|didn't|doesn't|won't|can't|cannot|nessun[oa]?|senza|without|"
     r"se|if|would|vorrei|could|potrei|should|dovrei|might|maybe|forse|want|voglio|wish|hope|spero|"
@@ -624,7 +653,7 @@ def _absolutes(text: str) -> list[tuple[str, str | None, str]]:
             rest = low
             for s, e, _, _ in sorted(forms, key=lambda f: -f[0]):
                 rest = rest[:s] + rest[e:]
-            rest = _ABS_MARK.sub("", rest)
+            rest = _ZH_SELF.sub("", _ABS_MARK.sub("", rest))
             for cat, _ in found:
                 for v in CATEGORIES[cat]["verbs"] + CATEGORIES[cat]["default_verbs"]:
                     if _CJK.search(v):
@@ -684,8 +713,10 @@ def _habits(text: str) -> list[tuple[str, str | None, str]]:
 # ====================================================================================== health
 _ALLERGENS: dict[str, tuple[str, ...]] = {
     "peanuts": ("arachidi", "arachide", "noccioline", "nocciolina", "peanuts", "peanut", "花生"),
-    "tree nuts": ("frutta a guscio", "frutta secca", "noci", "nocciole", "mandorle", "tree nuts", "nuts", "walnuts",
-                  "almonds", "hazelnuts", "坚果", "核桃", "杏仁"),
+    "tree nuts": ("frutta a guscio", "frutta secca", "noci", "nocciole", "mandorle", "anacardi", "pistacchi",
+                  "tree nuts", "nuts", "walnuts", "almonds", "hazelnuts", "cashews", "pistachios", "pecans",
+                  "macadamia", "坚果", "核桃", "杏仁", "腰果", "开心果", "榛子", "夏威夷果"),
+    "caffeine": ("caffeina", "caffeine", "咖啡因"),
     "gluten": ("glutine", "gluten", "麸质", "面筋"),
     "lactose": ("lattosio", "lactose", "乳糖"),
     "milk": ("latte", "latticini", "milk", "dairy", "牛奶", "奶制品"),
@@ -720,18 +751,24 @@ _CONTAINS: dict[str, tuple[str, ...]] = {
     "alcohol": ("vino", "birra", "birre", "spritz", "grappa", "whisky", "vodka", "wine", "beer", "beers", "cocktail",
                 "cocktails", "酒", "啤酒", "红酒", "白酒", "葡萄酒"),
     "eggs": ("frittata", "omelette", "omelet", "scrambled eggs", "炒鸡蛋", "鸡蛋"),
+    "tree nuts": ("nutella", "crema di nocciole", "marzapane", "marzipan", "pesto", "baklava"),
+    "caffeine": ("caffè", "caffe", "espresso", "espressos", "cappuccino", "cappuccini", "cappuccinos", "macchiato",
+                 "americano", "americanos", "lattes", "coffee", "coffees",
+                 "energy drink", "energy drinks", "red bull", "咖啡", "拿铁", "美式", "浓茶"),
 }
 _FOOD_FORMS = sorted([(f, a) for a, fs in _CONTAINS.items() for f in fs] + _ALLERGEN_FORMS, key=lambda x: -len(x[0]))
 _FOOD_RX = re.compile("|".join(
     re.escape(f) if _CJK.search(f) else rf"(?<![\w']){re.escape(f)}(?![\w'])" for f, _ in _FOOD_FORMS), re.I)
 _CONSUME = re.compile(
     r"\b(?:mangio|mangiamo|ho mangiato|bevo|beviamo|ho bevuto|prendo|faccio merenda con|mi faccio|mi concedo|"
-    r"i eat|i ate|i drink|i drank|i have|i had|i love eating|i grab|we eat|eat|drink)\b|吃|喝", re.I)
+    r"i eat|i ate|i drink|i drank|i have|i had|i love eating|i grab|we eat|eat|drink|snack|snacks|spuntino|"
+    r"me la mangio|me li mangio|li mangio|le mangio|lo mangio|la mangio)\b|吃|喝|零食", re.I)
 _NO_PROBLEM = re.compile(
     r"\b(?:senza (?:nessun |alcun )?problem[ai]|nessun problema|senza reazion[ei]|non mi (?:succede|fa) niente|"
     r"sto benissimo|sto bene|non mi dà fastidio|non mi da fastidio|with no (?:problems?|issues?|reaction)|"
     r"without (?:any )?(?:problems?|issues?|reactions?)|no problems?|no reactions?|i'?m fine|and feel fine|"
-    r"never had a reaction)\b|没事|没问题|一点事都没有|没不舒服|没有不舒服|一点反应都没有|没反应|没有反应|不过敏", re.I)
+    r"never had a reaction|(?:li|le|lo|la) digerisco (?:benissimo|bene|senza problemi)|feel (?:totally |perfectly )?fine)\b|"
+    r"没事|没问题|一点事都没有|没不舒服|没有不舒服|一点反应都没有|没反应|没有反应|不过敏|啥事没有|啥事都没有|什么事都没有", re.I)
 _HABIT = re.compile(
     r"\b(?:ogni|tutti i|tutte le|sempre|spesso|every|each|daily|always|often|most (?:days|nights))\b|"
     r"al giorno|a day|a week|alla settimana|每天|天天|经常|总是|每周|每晚|每个")
@@ -760,6 +797,10 @@ _ALLERGIC: list[re.Pattern[str]] = [
                rf"(?:(?:il|lo|la|l'|i|gli|le|any)\s+)?{_X}\s*,?\s*(?:sono allergic[oa]|perché sono allergic[oa]|"
                rf"i'm allergic|because i'm allergic)", re.I),
     re.compile(rf"我不能(?:吃|喝|碰){_X_ZH}[，,]?\s*一?(?:吃|喝|碰)?就?过敏"),
+    re.compile(rf"我?一(?:吃|喝|碰|闻){_X_ZH}就(?:会)?过敏"),  # "我一吃香菜就过敏"
+    # what the user cannot digest: "Non digerisco i peperoni", "I can't digest onions"
+    re.compile(rf"\bnon\s+digerisco\s+(?:(?:il|lo|la|l'|i|gli|le)\s+)?{_X}{_END}", re.I),
+    re.compile(rf"\bi\s+(?:can't|cannot)\s+digest\s+{_X}{_END}", re.I),
 ]
 #: "I can't eat gluten" / "non posso mangiare glutine": an inability, read as an allergy only for a known allergen
 _CANNOT = [re.compile(rf"\b(?:non posso mangiare|i can't eat|i cannot eat|i can't have)\s+{_X}{_END}", re.I),
@@ -785,7 +826,7 @@ _TOLERANT: list[re.Pattern[str]] = [
 
 def _allergen(raw: str) -> str | None:
     low = _norm(raw).casefold().strip(" .,'")
-    low = re.sub(r"^(?:(?:il|lo|la|l'|i|gli|le|the|any|delle|dei|degli|di|del|della)\s*)+", "", low)
+    low = re.sub(r"^(?:(?:il|lo|la|i|gli|le|the|any|delle|dei|degli|di|del|della)\s+|l'\s*)+", "", low)  # not "latex"
     if not low:
         return None
     for form, a in _ALLERGEN_FORMS:
@@ -835,10 +876,11 @@ def _health(text: str) -> list[tuple[str, int, str]]:
     return out
 
 
-def _tolerances(text: str, allergic: set[str]) -> list[tuple[str, int, str]]:
+def _tolerances(text: str, allergic: set[str], extra: Sequence[str] = ()) -> list[tuple[str, int, str]]:
     """(allergen, -1, clause) for each clause where the user eats or drinks a food with an allergen in it as a
     habit or without problems ("Mangio gli spaghetti alle vongole senza nessun problema", "我天天吃花生，一点事都没有"),
-    not negated, not hypothetical; never an allergen the same text says the user is allergic to."""
+    not negated, not hypothetical; never an allergen the same text says the user is allergic to. ``extra``: allergens
+    outside the list (another memory's "Non digerisco i peperoni") looked for as written."""
     out: list[tuple[str, int, str]] = []
     for clause in sentence_clauses(text):
         if not (_NO_PROBLEM.search(clause) or _HABIT.search(clause)) or not _CONSUME.search(clause):
@@ -851,6 +893,10 @@ def _tolerances(text: str, allergic: set[str]) -> list[tuple[str, int, str]]:
             for f, a in _FOOD_FORMS:
                 if f.casefold() == form and a not in allergic and all(x != a for x, _, _ in out):
                     out.append((a, -1, clause))
+        for a in extra:
+            found = a in clause if _CJK.search(a) else re.search(rf"(?<![\w']){re.escape(a)}", clause, re.I)
+            if found and a not in allergic and all(x != a for x, _, _ in out):
+                out.append((a, -1, clause))
     return out
 
 
@@ -935,7 +981,7 @@ def analyse(text: str, *, entities: Sequence[Entity] | None = None) -> TextValue
 def _analyse(text: str, ents: tuple[Entity, ...] | None) -> TextValues:
     lang = _lang(text)
     ents = ents if ents is not None else (_safe_entities(text) if text.strip() else ())
-    norm = normalise_numbers(normalise_dates(text, lang), lang) if text.strip() else ""
+    norm = _birth_year_from_age(normalise_numbers(normalise_dates(text, lang), lang)) if text.strip() else ""
     norm_ents = ents if norm == text else _safe_entities(norm)
     orig = {(e.attribute, e.subject, round(float(e.value), 3)) for e in ents
             if e.kind is EntityKind.NUMBER and isinstance(e.value, (int, float))}
@@ -975,7 +1021,8 @@ def category_forms(text: str, *, limit: int = 40) -> tuple[str, ...]:
     every pair they could decide, whatever the cosine: for an absolute or a habit of a category, the category's words
     and items ("carne", "bistecca", "steak", "牛肉" ...); for an allergy, the allergen's forms and the foods that
     contain it; for eating a food with an allergen, the words of an allergy statement; for a zodiac sign or a
-    birthday, the signs' names (and "星座", "birthday" ...). Empty for anything else.
+    birthday, the signs' names (and "星座", "birthday" ...); for "never been abroad", the words of a stay ("viaggio",
+    "trip", "去过" ...) and for a stay in a known place, the words of going abroad. Empty for anything else.
 
     Example:
         >>> "bistecca" in category_forms("Non mangio mai carne"), category_forms("I love my dog")
@@ -993,6 +1040,10 @@ def category_forms(text: str, *, limit: int = 40) -> tuple[str, ...]:
             forms.update(dict.fromkeys(_ALLERGENS.get(allergen, (allergen,)) + _CONTAINS.get(allergen, ())))
         else:
             forms.update(dict.fromkeys(_ALLERGY_WORDS))
+    if tv.once("never_abroad", lambda: never_abroad(tv.text, tv.lang)) is not None:
+        forms.update(dict.fromkeys(STAY_WORDS))  # "Non sono mai stata all'estero" finds "... a Lisbona, in Erasmus"
+    elif stays_abroad(tv.text, tv.lang, frozenset()) is not None:  # a stay anywhere: the "never abroad" memories
+        forms.update(dict.fromkeys(ABROAD_WORDS))
     if tv.once("sign", lambda: user_sign(tv.text)) is not None or any(
             e.kind is EntityKind.DATE and e.attribute in _BIRTH for e in tv.norm_entities):
         # a zodiac sign or a birthday: the memories that name a sign (and for a sign, the birthdays)
@@ -1107,9 +1158,48 @@ def _signs(tv: TextValues, lang: str) -> list[tuple[str, str, bool]]:
     return out
 
 
+def _animals(tv: TextValues) -> list[tuple[frozenset[str], str, bool]]:
+    """(possible Chinese zodiac animals, phrase, stated) of the user: the animal said ("我属龙"), else those of the
+    birth year."""
+    said = tv.once("animal", lambda: user_animal(tv.text))
+    if said is not None:
+        return [(frozenset({said[0]}), said[1], True)]
+    out = []
+    for e in _birth_dates(tv):
+        m = re.match(r"^(\d{4})(?:-(\d\d)-(\d\d))?", str(e.value))
+        if m is not None and e.attribute == "born":
+            md = (int(m.group(2)), int(m.group(3))) if m.group(2) else (None, None)
+            out.append((animals_of_birth(int(m.group(1)), *md), e.text.strip(), False))
+    return out
+
+
+def _animal_layer(a: TextValues, b: TextValues, years: float | None) -> ValueDecision | None:
+    xa, xb = _animals(a), _animals(b)
+    agree = False
+    for x, px, stated_x in xb:
+        for y, py, stated_y in xa:
+            if not (stated_x or stated_y):
+                continue
+            if not x & y:
+                return ValueDecision("sign", True, py, px, 0.88, ConflictType.OTHER, "different_animal",
+                                     info={"animals": ["".join(sorted(y)), "".join(sorted(x))]})
+            agree = True
+    if agree and _can_agree(a, b, years):
+        return ValueDecision("sign", False, "", "", 0.88, ConflictType.OTHER, "same_animal")
+    for mine, theirs in ((xa, b), (xb, a)):
+        # "我属猪" / "我爸属牛": someone else's animal
+        if any(st for _, _, st in mine) and not _animals(theirs) and re.search(rf"属[{ANIMALS}]", theirs.text) \
+                and a.short and b.short:
+            return ValueDecision("sign", False, "", "", 0.88, ConflictType.OTHER, "other_person_animal")
+    return None
+
+
 def _sign_layer(a: TextValues, b: TextValues, years: float | None, lang: str) -> ValueDecision | None:
     """A zodiac sign is one value per person: "Sono dello Scorpione" / "I'm a Leo" contradict, and so do a sign and
-    a birthday under another sign ("Sono nato il 12 luglio" is Cancer); at least one side must say the sign."""
+    a birthday under another sign ("Sono nato il 12 luglio" is Cancer); at least one side must say the sign. The
+    same for the Chinese zodiac animal against another or against the birth year ("我属龙" / "我是1993年出生的")."""
+    if (d := _animal_layer(a, b, years)) is not None:
+        return d
     sa, sb = _signs(a, lang), _signs(b, lang)
     if not sa or not sb:
         return None
@@ -1237,7 +1327,34 @@ def _absolute(a: TextValues, b: TextValues, years: float | None, lang: str) -> V
     return None
 
 
+def _abroad_layer(a: TextValues, b: TextValues, years: float | None, lang: str) -> ValueDecision | None:
+    """Never abroad against a stay abroad (:mod:`memlab.integrity.abroad`): "Non sono mai stata all'estero" /
+    "Il portoghese l'ho imparato a Lisbona"."""
+    for src, dst, flip in ((a, b, False), (b, a, True)):
+        never = src.once("never_abroad", lambda t=src: never_abroad(t.text, t.lang))
+        if never is None:
+            continue
+        stay = stays_abroad(dst.text, dst.lang, never[1])
+        if stay is None:
+            continue
+        old, new = (never[0], stay[0]) if not flip else (stay[0], never[0])
+        return ValueDecision("abroad", True, old, new, 0.84, ConflictType.PLACE, "never_abroad_vs_stay",
+                             info={"place": stay[1], "home": sorted(never[1] or ())})
+    return None
+
+
 def _health_layer(a: TextValues, b: TextValues, years: float | None, lang: str) -> ValueDecision | None:
+    known = {x for _, x in _ALLERGEN_FORMS}
+    for src, dst, flip in ((a, b, False), (b, a, True)):
+        # an allergy outside the list ("我一吃香菜就过敏"): the other memory eating it without problems, as written
+        unlisted = [(x, r) for x, p, r in src.health if p > 0 and x not in known and all(y != x for y, _, _ in dst.health)]
+        for x, r in unlisted:
+            hit = [h for h in (_tolerances(dst.text, set(), extra=(x,)) if not _other_person(dst.text) else [])
+                   if h[0] == x]
+            if hit:
+                old, new = (r, hit[0][2]) if not flip else (hit[0][2], r)
+                return ValueDecision("health", True, old, new, 0.88, ConflictType.OTHER, "allergy_vs_tolerance",
+                                     info={"allergen": x})
     if not a.health or not b.health:
         return None
     for x, px, rx in b.health:
@@ -1259,6 +1376,9 @@ def _name_layer(a: TextValues, b: TextValues, years: float | None, lang: str) ->
             if x_animal == y_animal and x_name.casefold() != y_name.casefold() and (x_one or y_one):
                 return ValueDecision("name", True, y_name, x_name, 0.86, ConflictType.NAME, "one_pet_two_names",
                                      info={"animal": x_animal})
+    two = name_clash(a.text, b.text)
+    if two is not None:  # "I'm Gregory" / "My name's Patrick", "我叫赵丽华" / "我身份证上的名字是赵丽娟"
+        return ValueDecision("name", True, two[0], two[1], 0.86, ConflictType.NAME, "two_names")
     for src, dst in ((a, b), (b, a)):
         if stated_name(src.text) and nickname(dst.text) and a.short and b.short:
             return ValueDecision("name", False, "", "", 0.86, ConflictType.NAME, "nickname")
@@ -1495,6 +1615,7 @@ def _onset_decision(old: Onset, new: Onset, reason: str) -> ValueDecision:
 
 
 _LAYER_FN = {"number": _number, "date": _date_layer, "sign": _sign_layer, "count": _count, "place": _place_layer, "name": _name_layer, "absolute": _absolute,
+             "abroad": _abroad_layer,
              "status": _status_layer, "change": _change_layer, "health": _health_layer}  # "onset" needs the two times: called by compare_values itself
 
 
@@ -1566,6 +1687,9 @@ TEMPLATES: dict[str, tuple[str, str, str]] = {
     "values:absolute": ("Una memoria dice «{old}», l'altra «{new}». Quale è corretta?",
                         "One memory says \"{old}\", the other \"{new}\". Which one is right?",
                         "一条记忆说「{old}」，另一条说「{new}」。哪一个是对的？"),
+    "values:abroad": ("Una memoria dice «{old}», l'altra «{new}»: sei mai stato all'estero o no?",
+                      "One memory says \"{old}\", the other \"{new}\": have you been abroad or not?",
+                      "一条记忆说「{old}」，另一条说「{new}」：到底出过国没有？"),
     "values:onset": ("Non torna quando è cominciato: «{old}», ma «{new}». Quale è corretto?",
                      "When it began does not add up: \"{old}\", but \"{new}\". Which one is right?",
                      "开始的时间对不上：「{old}」，但「{new}」。哪一个是对的？"),

@@ -5,13 +5,17 @@ sign against the birth date ("Sono nato il 12 luglio" is Cancer, not Leo). Only 
 dello Scorpione", "I'm a Scorpio", "my star sign is Libra", "我是天蝎座", "我天蝎", "我的星座是天蝎座", and a
 key/value memory "星座：天蝎座" / "zodiac: Scorpio"; not "mio marito è dello Scorpione", "你也是巨蟹", "我们摩羯".
 A birth date within a day of the edge of two signs gives no sign (traditions differ by a day).
+
+The Chinese zodiac animal (生肖) is one value per person too: "我属龙" against "我是1993年出生的" (1993 is the
+Rooster's year, or the Monkey's before the Spring Festival) contradict; "我九零年的，属马" agrees with a birth in March
+1990. Only the user's own animal ("我属龙", "我是属马的", "我九零年的，属马"), not "我爸属牛".
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["SIGNS", "sign_of_date", "user_sign"]
+__all__ = ["ANIMALS", "SIGNS", "animals_of_birth", "sign_of_date", "user_animal", "user_sign"]
 
 #: canonical (English) name -> (Italian, Chinese, first day (month, day) of the sign)
 SIGNS: dict[str, tuple[str, str, tuple[int, int]]] = {
@@ -98,3 +102,31 @@ def sign_of_date(month: int, day: int) -> str | None:
         if (month, day) >= (m, d):
             current = c
     return current
+
+
+#: the twelve animals of the Chinese zodiac, from the Rat (1900, 1912 ... 2020)
+ANIMALS = "鼠牛虎兔龙蛇马羊猴鸡狗猪"
+_ANIMAL_OWN = re.compile(rf"我(?:是|也是|本人)?属(?P<a>[{ANIMALS}])|^我[^，。！？,.!?]{{0,10}}[，,]\s*(?:是)?属(?P<b>[{ANIMALS}])")
+_OTHER_ZH = re.compile(r"我(?:的)?(?:爸|妈|爷|奶|姥|外公|外婆|老公|老婆|丈夫|妻子|儿子|女儿|哥|姐|弟|妹|朋友|同事|孩子|对象)|他|她|你|我们")
+
+
+def user_animal(text: str) -> tuple[str, str] | None:
+    """(animal, phrase) of the user's Chinese zodiac animal, or ``None``.
+
+    Example:
+        >>> user_animal("我九零年的，属马。"), user_animal("我爸属牛。")
+        (('马', '我九零年的，属马'), None)
+    """
+    m = _ANIMAL_OWN.search(text)
+    if m is None or _OTHER_ZH.search(text[:m.end()]):
+        return None
+    return m.group("a") or m.group("b"), m.group(0)
+
+
+def animals_of_birth(year: int, month: int | None = None, day: int | None = None) -> frozenset[str]:
+    """The animals a birth can have: the year's, and the year before's for a birth before 21 February (the Spring
+    Festival falls between 21 January and 20 February) or an unknown day."""
+    this = ANIMALS[(year - 1900) % 12]
+    if month is not None and day is not None and (month, day) >= (2, 21):
+        return frozenset({this})
+    return frozenset({this, ANIMALS[(year - 1901) % 12]})

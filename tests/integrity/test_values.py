@@ -692,3 +692,126 @@ def test_an_absolute_finds_the_habits_of_its_category_whatever_the_cosine(store:
 def test_count_of_any_thing_stays_quiet(old: str, new: str) -> None:
     d = _d(old, new)
     assert d is None or d.layer != "count", d
+
+
+# ---------------------------------------------------------------------------------------------------- abroad
+@pytest.mark.parametrize(("old", "new"), [
+    ("Non sono mai stato all'estero", "Ho fatto il semestre di scambio a Valencia"),
+    ("Non sono mai uscita dall'Italia", "L'estate scorsa siamo andati in Croazia in barca"),
+    ("我从来没出过国", "前年我去日本玩了十天"),
+    ("I've never been outside the US", "I spent my honeymoon in Lisbon"),
+    ("I've never been abroad", "When I studied abroad I learned to cook"),
+    ("I visited my cousins in Madrid last spring", "I've never left the States"),  # the stay first
+])
+def test_never_abroad_against_a_stay_abroad(old: str, new: str) -> None:
+    d = _contra(old, new, "abroad")
+    assert d.type is ConflictType.PLACE
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Non sono mai stato all'estero", "Sono stato a Bologna per lavoro"),  # a stay at home
+    ("Non sono mai stato all'estero", "Mio fratello vive a Parigi"),  # someone else's
+    ("Non sono mai stato all'estero", "Un giorno vorrei andare in Giappone"),  # a wish
+    ("Non ho mai vissuto all'estero", "Sono stata in vacanza a Parigi"),  # never lived there: a holiday is fine
+    ("I've never been abroad", "I'd love to visit Japan someday"),
+    ("I never left the house yesterday", "I went to Paris in May"),  # not a country
+    ("我从来没出过国", "我去过上海和北京"),
+])
+def test_never_abroad_and_no_stay_abroad_stays_quiet(old: str, new: str) -> None:
+    d = _d(old, new)
+    assert d is None or d.layer != "abroad", d
+
+
+def test_never_abroad_finds_the_stays_whatever_the_cosine(store: MemoryStore) -> None:
+    checker = SemanticIntegrityChecker(store, ScriptedJudge(default=0.0), similarity_threshold=0.999)
+    trip = store.add("u5", "La vacanza ad Atene è stata bellissima, sono stata benissimo")
+    never = store.add("u5", "Non sono mai stata all'estero")
+    assert trip.id in {m.id for m, _, _ in checker.candidates(never)}
+    res = checker.check(never)
+    assert res.has_contradiction and res.contradictions[0].decided_by == "values:abroad"
+
+
+# ---------------------------------------------------------------------------------------------------- more forms
+@pytest.mark.parametrize(("old", "new", "layer"), [
+    ("Il tè non l'ho mai assaggiato", "Ogni pomeriggio alle cinque bevo un tè", "absolute"),  # a first try
+    ("I've never tried pilates", "I do pilates every Tuesday evening", "absolute"),
+    ("我从来没试过滑雪", "我每年冬天都去滑雪", "absolute"),
+    ("Ogni sera dopo cena leggo il giornale", "Non leggo mai il giornale", "absolute"),  # time of day, then the verb
+    ("I never drink coffee", "I have a macchiato every morning", "absolute"),  # a coffee by name
+    ("我这个人从不喝咖啡", "我每天早上都喝一杯美式", "absolute"),
+    ("I was born in 1990", "I turned forty in 2025", "date"),  # an age reached in a year
+    ("Our one and only hamster is named Biscuit", "Our hamster Nugget loves his wheel", "name"),
+    ("Ho un solo coniglio, si chiama Fiocco", "Il mio coniglio Bianchino dorme tanto", "name"),
+    ("我家就一只兔子，叫团团", "我的兔子叫圆圆", "name"),
+    ("I've had two jobs", "My only jobs were a barista at a cafe, a cashier and a tutor", "count"),
+    ("Ho tre nipoti", "I miei nipoti? Giulia, Marco, Sara e Luca", "count"),
+    ("我报了一个辅导班", "我现在上的辅导班有数学和英语", "count"),
+    ("我去过三个国家", "我去过的国家就日本和韩国两个", "count"),
+    ("I'm engaged to Sam", "Sam and I got married last June", "change"),
+    ("Lavoro come infermiera all'ospedale", "Da gennaio sono in pensione", "change"),
+    ("我在银行上班", "我上个月被裁了", "change"),
+    ("我最喜欢的花是玫瑰", "花里面我最爱的是百合", "preference"),
+])
+def test_more_ways_of_saying_a_value(old: str, new: str, layer: str) -> None:
+    if layer == "preference":
+        hit = compare_facts(summarise(old, extract_entities(old), None), summarise(new, extract_entities(new), None))
+        assert hit is not None and hit.rule == "exclusive_preference", hit
+        return
+    _contra(old, new, layer)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("I own three guitars", "My guitars are a Strat, a Les Paul and an old acoustic Yamaha, plus a ukulele"),
+    ("我去过三个国家", "我去过的国家有日本和韩国"),  # "有": maybe not all of them
+    ("Il mio compleanno è il 26 dicembre", "Compio gli anni il 26 dicembre, ma i regali arrivano a Natale"),
+    ("I work as a nurse", "My dad is retired now"),
+    ("I'm engaged", "My sister got married last year"),
+])
+def test_more_look_alikes_stay_quiet(old: str, new: str) -> None:
+    d = _d(old, new)
+    assert d is None or not d.contradiction, d
+
+
+@pytest.mark.parametrize(("old", "new", "layer"), [
+    ("I'm allergic to tree nuts", "I snack on pistachios every afternoon with no problems", "health"),
+    ("我一喝牛奶就过敏", "我每天早上都喝一大杯牛奶，啥事没有", "health"),  # "一…就过敏"
+    ("我一吃韭菜就过敏", "韭菜饺子我经常吃，吃了啥事都没有", "health"),  # an allergen outside the list, as written
+    ("Non digerisco le cipolle", "Le cipolle le mangio spesso e le digerisco benissimo", "health"),
+    ("I can't have caffeine", "I have two cappuccinos a day and feel fine", "health"),
+    ("Mi chiamo Francesca Neri", "Il mio cognome è Bruni", "name"),
+    ("Hi, I'm Daniel.", "My name is Robert.", "name"),
+    ("我叫李建国。", "我的名字叫李建军。", "name"),
+    ("我属虎。", "我是1995年出生的。", "sign"),  # 1995 is the Pig's year (or the Dog's before the Spring Festival)
+    ("我属兔。", "我属蛇。", "sign"),
+    ("年假我还一次都没休", "今年的年假我已经休完了", "status"),
+    ("Ho finito di pagare la macchina", "Mi restano ancora due rate della macchina", "status"),
+])
+def test_even_more_ways_of_saying_a_value(old: str, new: str, layer: str) -> None:
+    _contra(old, new, layer)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("My name is Daniel.", "Everyone calls me Dan."),  # a nickname
+    ("Hi, I'm Dan.", "My name is Daniel."),  # a short form
+    ("I'm Canadian.", "My name is Robert."),  # a nationality, not a name
+    ("My name is Anna.", "My daughter's name is Sofia."),
+    ("我叫王芳。", "我女儿的名字是王丽。"),
+    ("我是1990年5月5号出生的。", "我属马。"),
+    ("我爸属牛。", "我属猪。"),  # someone else's animal
+    ("I'm allergic to latex", "I eat peanuts every day"),
+    ("我对芒果过敏", "我每天都吃苹果"),
+])
+def test_even_more_look_alikes_stay_quiet(old: str, new: str) -> None:
+    d = _d(old, new)
+    assert d is None or not d.contradiction, d
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("My favourite sport to play is tennis", "My favourite sport to watch is rugby"),
+    ("La pizza che preferisco mangiare è la margherita", "La pizza che preferisco cucinare è la marinara"),
+    ("我最喜欢喝的茶是普洱", "我最喜欢喝的酒是黄酒"),
+])
+def test_favourites_of_two_roles_or_kinds_are_decided_consistent(old: str, new: str) -> None:
+    a, b = summarise(old, extract_entities(old), None), summarise(new, extract_entities(new), None)
+    assert compare_facts(a, b) is None
+    assert consistent_reason(a, b) == "different_favourites"
