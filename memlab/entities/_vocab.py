@@ -66,7 +66,7 @@ DATE_CUES: list[tuple[str, re.Pattern[str]]] = [
                               re.I)),
     ("anniversary", re.compile(r"\b(?:anniversari[oi]|anniversary|wedding day)\b|纪念日|结婚", re.I)),
     ("birthday", re.compile(r"\b(?:compleann[oi]|compio gli anni|festeggio gli anni|birthdays?|bday)\b|生日", re.I)),
-    ("born", re.compile(r"\b(?:nat[oaie]|nascita|born|birth|birthdate|date of birth|dob)\b|出生|生于", re.I)),
+    ("born", re.compile(r"\b(?:nat[oaie]|nascita|born|birth|birthdate|date of birth|dob)\b|出生|生于|(?<=[号日])生的|^生的", re.I)),
     ("deadline", re.compile(r"\b(?:scadenza|scade|deadline|due|entro|consegn\w+|submit\w*|finish(?:ed)? by)\b|截止",
                             re.I)),
 ]
@@ -156,7 +156,8 @@ STILL_LIVE_THERE = re.compile(
     re.I)
 PLACE_PREFIX_ZH: list[tuple[str, re.Pattern[str]]] = [
     ("lives_in", re.compile(r"(?:我住在|我现在住在|住在|我搬到了?|搬到了?|我生活在)")),
-    ("from_place", re.compile(r"(?:我来自|我出生在|我出生于|我老家是|老家在|我在(?=[\u4e00-\u9fff]{2,6}长大))")),
+    ("from_place", re.compile(r"(?:我来自|我出生在|我出生于|我老家是|老家在|我在(?=[\u4e00-\u9fff]{2,6}长大)"
+                              r"|我是在(?=[\u4e00-\u9fff]{2,6}(?:出生|长大)))")),
     ("works_at", re.compile(r"(?:我在)(?=[\u4e00-\u9fff]{2,8}(?:工作|上班))|我的(?:公司|单位|办公室)在")),
 ]
 PLACE_STOP = {

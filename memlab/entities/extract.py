@@ -120,10 +120,11 @@ _HEIGHT_BARE = re.compile(r"\b(?:alt[oa]|tall|height|altezza)\s+(?:è\s+|is\s+|d
                           re.I)
 _HEIGHT_ZH = re.compile(r"身高\s*(?P<n>1[.]\d{1,2}|1\d{2}|2[0-2]\d)")
 _AGE = re.compile(
-    rf"\b(?:ho|compio|compiuto|avere|età(?: di)?)\s+(?P<n1>{V.NUM})\s+anni\b(?!\s+fa)"
+    rf"\b(?:ho|compio|compiuto|avere|età(?: di|,)?)\s+(?P<n1>{V.NUM})\s+anni\b(?!\s+fa)"
     rf"|\b(?P<n2>{V.NUM})\s+(?:years?\s+old|yrs?\s+old|y/?o)\b"
     rf"|\b(?:i'm|i am|im|age|aged|turned|turning|età)\s+(?P<n3>\d{{1,3}})\b(?!\s*(?:%|kg|cm|km|lbs|pounds|euro|\$|minutes|hours|days|weeks|months|times|am|pm|:|\.\d))"
-    r"|(?P<n4>\d{1,3})\s*岁",
+    r"|(?P<n4>\d{1,3})\s*岁|今年(?P<n5>\d{1,3})了"  # "我今年36了"
+    r"|^(?i:at)\s+(?P<n6>\d{2}),\s+(?i:i'm|i am)\b",  # "At 58, I'm the oldest one"
     re.I,
 )
 _MONEY = re.compile(
@@ -468,7 +469,7 @@ def _scan_quantities(text: str, spans: _Spans) -> None:
 
 def _scan_ages(text: str, spans: _Spans) -> None:
     for m in _AGE.finditer(text):
-        g = next(k for k in ("n1", "n2", "n3", "n4") if m.group(k))
+        g = next(k for k in ("n1", "n2", "n3", "n4", "n5", "n6") if m.group(k))
         s, e = m.span(g)
         if not spans.free(s, e):
             continue
@@ -621,7 +622,7 @@ def _names_places(text: str, taken: list[tuple[int, int]]) -> list[Entity]:
     for attr, rx in V.PLACE_PREFIX_ZH:
         kind = EntityKind.ORG if attr == "works_at" else EntityKind.PLACE
         for m in rx.finditer(text):
-            got = _cjk_value(text, m.end(), max_len=6, stops=("工作", "上班", "的", "了", "，", "生活", "住", "长大"))
+            got = _cjk_value(text, m.end(), max_len=6, stops=("工作", "上班", "的", "了", "，", "生活", "住", "长大", "出生"))
             if got is not None and got[2] not in ("那里", "那儿", "那边", "这里", "这儿"):  # "住在那里": see below
                 add(kind, *got, attr)
     for m in V.STILL_LIVE_THERE.finditer(text):  # "I grew up in Toronto and still live there": home is Toronto

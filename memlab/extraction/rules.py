@@ -408,10 +408,16 @@ def _vague(sentence: str) -> bool:
     return len(specific) < (1 if anchored else 2)
 
 
+#: where the user comes from: as lasting as a fact gets ("my home country", "I grew up in", "sono cresciuta a", "我老家")
+_ORIGIN = re.compile(r"\b(?:my home ?(?:country|town)|my homeland|grew up in|i'm from|i am from|born and raised|"
+                     r"sono cresciut[oa] a|sono nat[oa] a|vengo da|il mio paese d'origine)\b|我老家|我是在.{1,6}长大", re.I)
+
+
 def durability(sentence: str) -> int:
     """How much a free first-person sentence reads like a lasting fact about the user rather than talk around
     it (the tie-break of ``max_plain_facts``): +1 for a time anchor ("five years ago", "since I was 17", "ieri",
-    "2019"), +1 for the user as the sentence's subject ("I ...", "My ..."), +1 for a proper noun or a number inside,
+    "2019"), +1 for the user as the sentence's subject ("I ...", "My ..."), +1 for where the user comes from ("my
+    home country", "grew up in", "我老家"), +1 for a proper noun or a number inside,
     -1 for an evaluation or an opinion ("taking risks is key", "makes sense", "I find it ...").
 
     Example:
@@ -419,7 +425,7 @@ def durability(sentence: str) -> int:
         (3, -1)
     """
     core = _LEAD.sub("", sentence.strip()).strip()
-    score = bool(_ANCHOR.search(core)) + bool(_SUBJECT_FIRST.search(core))
+    score = bool(_ANCHOR.search(core)) + bool(_SUBJECT_FIRST.search(core)) + bool(_ORIGIN.search(core))
     score += bool(_PROPER.search(core) or re.search(r"\d", core))
     return score - bool(_EVALUATIVE.search(core))
 
@@ -430,6 +436,9 @@ _TAIL = re.compile(r"(?:\s+[-–—]+\s+(?:it'?s|it is|such)|(?:\s+[-–—]+\s+
                    r"can'?t wait|love it|è stat[oa]|che bello|non vedo l'ora|mi è piaciut[oa]))\b[^-–—]*$", re.I)
 
 
+#: a name after a comma that says which place ("my home country, Sweden", "la mia città, Bari"): not a vocative
+_APPOSITION = re.compile(r"\b(?:country|city|town|state|island|region|hometown|homeland|village|paese|città|citta|"
+                         r"regione|isola|paesino)\s*,\s+[A-Z][a-z]+[.!]*$", re.I)
 _NOT_VOCATIVE = frozenset("also plus anyway now then still however besides well yes yeah sure okay ok oh so but and "
                           "anyways meanwhile thanks honestly inoltre comunque allora poi ora adesso però quindi "
                           "insomma grazie sì purtroppo infatti dunque intanto".split())
@@ -442,7 +451,8 @@ def _clean_sentence(s: str) -> str:
     if m and not (m.group(1).lower().endswith(("ly", "mente")) or _ANCHOR.search(m.group(1)) or
                   m.group(1).lower() in _NOT_VOCATIVE):
         s = s[m.end():]
-    s = re.sub(r",\s+[A-Z][a-z]+([.!]*)$", r"\1", s)
+    if not _APPOSITION.search(s):  # "... my home country, Sweden." names the place: no vocative to cut
+        s = re.sub(r",\s+[A-Z][a-z]+([.!]*)$", r"\1", s)
     s = _LEAD.sub("", s).strip(" ,;:-")
     s = "".join(c for c in s if not (0x1F000 <= ord(c) <= 0x1FAFF or 0x2600 <= ord(c) <= 0x27BF or c in "\u200d\ufe0f"))
     s = s.strip()

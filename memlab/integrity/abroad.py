@@ -2,7 +2,7 @@
 :mod:`memlab.integrity.values`.
 
 "Non sono mai stata all'estero" / "Il portoghese l'ho imparato a Lisbona, durante l'Erasmus"; "我从来没出过国" /
-"去年我去泰国玩了一周"; "I've never set foot outside the States" / "I grew up in my home country, Sweden".
+"去年我去泰国玩了一周"; "I've never set foot outside the States" / "a gift from my grandma in my home country, Sweden".
 
 * **Never abroad** (:func:`never_abroad`): a first-person clause with an absolute ("mai", "never", "从来没", "没…过")
   and a phrase of going abroad ("all'estero", "abroad", "overseas", "outside the States", "fuori dall'Italia",
@@ -13,7 +13,8 @@
   visit Japan", "vorrei andare", "明年想去"), with a verb of being somewhere ("went", "lived", "studied", "sono
   stata", "ho imparato", "去", "留学") and a place the gazetteer (:mod:`memlab.integrity.places`) puts in another
   country than home ("a Lisbona", "to Tokyo", "泰国"); or a phrase of going abroad said as done ("when I studied
-  abroad", "在国外留学的时候"), which contradicts every "never abroad".
+  abroad", "在国外留学的时候"), which contradicts every "never abroad"; or a country of origin ("my home country,
+  Sweden", "il mio paese d'origine, la Romania", "我的老家在越南") outside home, whoever else the sentence is about.
 
 Both sides must be the user's: another person ("my sister lives in Paris") is never read, unless the user is
 there too ("I visited my sister in Paris").
@@ -87,6 +88,14 @@ _STAY_ZH = re.compile(r"去过?|到过|留学|旅游|旅行|出差|玩|住过|�
 _PLACE_EN_IT = re.compile(
     r"\b(?:in|to|at|from|a|ad|nel|nella|negli|nei|nelle|dal|dalla|da|country,|paese,)\s+"
     r"(?P<p>(?-i:[A-Z][\w'’-]+)(?:\s+(?-i:[A-Z][\w'’-]+)){0,2})", re.I)
+#: the user's own country of origin, whoever else the sentence is about: "a gift from my grandma in my home country,
+#: Sweden", "il mio paese d'origine, la Romania", "我的老家在越南"
+_HOME_COUNTRY = re.compile(
+    r"\b(?i:my|our)\s+(?i:home\s+country|homeland|native\s+country|country\s+of\s+origin)\s*,?\s*(?:(?i:is)\s+)?"
+    r"(?P<p>[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?)"
+    r"|\b(?i:il\s+)?(?i:mio|nostro)\s+(?i:paese\s+d'origine|paese\s+natale)\s*,?\s*(?:(?i:è)\s+)?(?i:l'|la\s+|il\s+)?"
+    r"(?P<q>[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?)"
+    r"|我的(?:祖国|老家)(?:是|在)?(?P<z>[\u4e00-\u9fff]{2,4}?)(?=[，。！？,.!?的]|$)")
 _SELF = re.compile(r"\bI\b|\b(?i:io|we|noi)\b|我")
 _ZH_RUN = re.compile(r"[\u4e00-\u9fff]{2,}")
 
@@ -153,6 +162,12 @@ def _places(clause: str) -> list[str]:
 def stays_abroad(text: str, lang: str, home: frozenset[str] | None) -> tuple[str, str] | None:
     """(clause, place or the phrase of going abroad) of the user's stay outside ``home`` (any stay said to be
     abroad when ``home`` is ``None``), or ``None``."""
+    if home is not None:
+        for m in _HOME_COUNTRY.finditer(text):
+            name = m.group("p") or m.group("q") or m.group("z")
+            place = resolve_place(name)
+            if place is not None and place.countries and not place.countries & home:
+                return m.group(0), name
     for clause in sentence_clauses(text):
         if _NEG.search(clause) or _WISH.search(clause):
             continue

@@ -32,19 +32,22 @@ _ANIMALS = ("cane", "cani", "gatto", "gatti", "gatta", "cagnolino", "cagnolina",
 _ANIMALS_ZH = "狗|猫|狗狗|猫咪|兔子|仓鼠|鹦鹉|乌龟|马"
 _PET = re.compile(
     rf"\b(?:il mio|la mia|mio|mia|my|our|the)\s+(?:one and only\s+|only\s+|unico\s+|unica\s+)?(?P<a>{'|'.join(_ANIMALS)})\b"
-    rf"(?:'s name is|\s+is called|\s+is named|\s+si chiama|\s+se chiama|,\s+(?:l'unic[oa] che ho,\s+)?si chiama)\s+"
+    rf"(?:'s name is|\s+is called|\s+is named|\s+si chiama|\s+se chiama|,\s+(?:l'unic[oa] che ho,\s+)?si chiama|"
+    rf",\s+[^,.;!?]{{1,30}},\s+(?:si chiama|is called|is named))\s+"  # "il mio unico gatto, un rosso tigrato, si chiama"
     rf"(?P<x>[A-Z][a-zà-ÿ]+)"
-    rf"|\b(?:ho|abbiamo|i have|we have)\s+(?:un solo|una sola|un|una|only one|one|a|just one)\s+(?P<b>{'|'.join(_ANIMALS)})"
+    rf"|\b(?:ho|abbiamo|i have|we have)\s+(?:un solo|una sola|un|una|only one|one|a|just one|just the one|only the one)"
+    rf"\s+(?P<b>{'|'.join(_ANIMALS)})"
     rf"\s*(?:,\s*(?:si chiama\s+|called\s+|named\s+)?|\s+(?:che si chiama|called|named)\s+)(?P<z>[A-Z][a-zà-ÿ]+)"
     rf"|\b(?P<v>[A-Z][a-zà-ÿ]+)\s*(?:,|-|–|—)\s*(?:my|our|il mio|la mia)\s+(?:one and only\s+|only\s+|unico\s+)?"
     rf"(?P<e>{'|'.join(_ANIMALS)})\b"
     rf"|(?:我的|我家的?|我家唯一的|我唯一的)(?P<c>{_ANIMALS_ZH})(?:的名字)?(?:叫|是)(?P<y>[\u4e00-\u9fff]{{2,3}})"
-    rf"|我家?(?:只有|就有|就|只养了|养了)一(?:只|条)(?P<d>{_ANIMALS_ZH})[，,]\s*(?:它)?叫(?P<w>[\u4e00-\u9fff]{{2,3}})"
+    rf"|我家?(?:只有|就有|就养了|就|只养了|养了)一(?:只|条)(?P<d>{_ANIMALS_ZH})[，,]\s*(?:[^，。]{{1,6}}[，,]\s*)?(?:它)?叫"
+    rf"(?P<w>[\u4e00-\u9fff]{{2,3}})"
     # the name right after the animal: "La mia tartaruga Cleopatra ha vent'anni", "Our parrot Mango just learned ..."
     rf"|\b(?:il mio|la mia|my|our)\s+(?P<f>{'|'.join(_ANIMALS)})\s+(?P<u>(?-i:[A-Z])[a-zà-ÿ]+)\b(?!\s+(?-i:[A-Z]))",
     re.I)
-_ONE = re.compile(r"\b(?:un solo|una sola|l'unic[oa]|unic[oa]|only|just one|one|a single|one and only)\b|只有一|唯一|就一|"
-                  r"就有一", re.I)
+_ONE = re.compile(r"\b(?:un solo|una sola|l'unic[oa]|unic[oa]|only|just one|one|a single|one and only|just the one)\b|"
+                  r"只有一|唯一|就一|就有一|就养了一", re.I)
 
 
 def nickname(text: str) -> str | None:
@@ -95,7 +98,7 @@ def pet_names(text: str) -> tuple[tuple[str, str, bool], ...]:
 # ---------------------------------------------------------------------------------------------------- own name
 #: the user's own name said outright: "my (full) name is", "mi chiamo", "我叫", "我身份证上的名字是"
 _OWN_NAME = re.compile(
-    r"\b(?i:my (?:full |real |legal )?name is|my name's|mi chiamo|il mio nome (?:completo )?è)\s+"
+    r"\b(?i:my (?:full |real |legal )?name is|my name's|my name,|mi chiamo|il mio nome (?:completo )?è|a nome mio,)\s+"
     r"(?P<x>[A-Z][a-zà-ÿ]+(?:\s+[A-Z][a-zà-ÿ]+)?)(?![\w'’])"
     r"|(?:我叫|我名叫|我(?:身份证上|护照上|证件上)?的(?:全名|名字)(?:是|叫))(?P<y>[\u4e00-\u9fff]{2,4}?)(?=[，。！？,.!?\s]|$)")
 #: "I'm Gregory," / "Piacere, sono Alessandro Ferri." : an introduction, where the name ends the clause

@@ -29,16 +29,20 @@ _SAME_THING = {"grandkid": "grandchild", "nipotino": "nipote", "nipotina": "nipo
                "automobile": "car", "auto": "macchina", "cagnolino": "cane", "kitty": "cat", "puppy": "dog",
                "娃": "孩子", "小孩": "孩子", "孩子们": "孩子", "狗狗": "狗", "猫咪": "猫"}
 #: a participle between the verb and the count: "Ho visitato 3 capitali", "I've read 5 of his books"
-_DONE = (r"(?:(?:già|already|ever)\s+)?(?:visitato|visto|letto|scritto|corso|adottato|cresciuto|avuto|visited|seen|read|"
+_DONE = (r"(?:(?:già|already|ever)\s+)?(?:visitato|visto|letto|scritto|corso|adottato|cresciuto|avuto|fatto|visited|seen|read|"
          r"written|run|adopted|raised|had|been to)")
 _COUNT_IT_EN = re.compile(
     r"\b(?:ho|abbiamo|possiedo|suono|i have|i've got|i have got|i own|we have|we own|i play|i've)\s+"
     rf"(?:{_DONE}\s+)?(?:(?:solo|soltanto|only|just)\s+)?(?P<n>\d{{1,2}}|un solo|una sola|un'unica|only one|a single|one)\s+"
     r"(?:(?:solo|sola|unico|unica)\s+)?(?P<noun>[a-zà-ÿ]{3,20})\b", re.I)
-_MEASURE = "个只条位辆把种台部座套间匹头口"
+_MEASURE = "个只条位辆把种台部座套间匹头口张本件双盆棵首门家所"
 _ZH_STOP = "都也在是叫和、，。,.的了就还住已很去"
-_COUNT_ZH = re.compile(rf"我(?:有|养了|养着|养|会弹|会拉|会吹|会|家(?:就|只)?有?|报了|学了|上了|参加了|买了)(?P<n>\d{{1,2}})"
+_COUNT_ZH = re.compile(rf"我(?:有|养了|养着|养|会弹|会拉|会吹|会做|会|家(?:就|只)?有?|报了|学了|上了|参加了|买了|办了)(?P<n>\d{{1,2}})"
                        rf"[{_MEASURE}]?(?P<noun>[^\d{_ZH_STOP}]{{1,3}})")
+#: a count said after its list: "我就办了招行和工行两张信用卡"
+_LIST_THEN_COUNT_ZH = re.compile(
+    rf"我[^，。！？\d]{{0,4}}?(?:办了|有|买了|养了|去过|学了|会做|会)[^，。！？\d]{{1,30}}?[、和][^，。！？\d]{{1,8}}?"
+    rf"(?:这|那)?(?P<n>\d{{1,2}})[{_MEASURE}](?P<noun>[^\d{_ZH_STOP}]{{1,3}})")
 #: places counted by what one did there: "我在3个城市工作过", "我去过5个国家"
 _COUNT_ZH_WHERE = re.compile(rf"我(?:在|去过)(?P<n>\d{{1,2}})[{_MEASURE}](?P<noun>城市|国家|省|地方)")
 _COUNT_ZH_MY = re.compile(rf"我的(?P<n>\d{{1,2}})[{_MEASURE}](?P<noun>[^\d{_ZH_STOP}]{{1,3}})")
@@ -49,11 +53,22 @@ _LIST_IT_EN = re.compile(
     rf"(?:that\s+|which\s+)?i(?:'ve|\s+have)\s+{_DONE}))\s*"
     r"(?:(?P<cop>si chiamano|sono|sono stat[ie]|erano|are called|are named|are|were)\s*:?\s+|(?P<app>,)\s*|"
     r"(?P<q>\?|:)\s+)", re.I)  # "I miei tatuaggi? Una rondine, una rosa e una scritta"
-_LIST_ZH = re.compile(rf"我的(?P<noun>[^\d{_ZH_STOP}]{{1,3}}?)(?:分别)?(?:叫做|叫|是)")
+_LIST_ZH = re.compile(rf"我的(?P<noun>[^\d{_ZH_STOP}]{{1,3}}?)(?:分别)?(?:就是|叫做|叫|是)")
 #: what the user's things are, with a verb before "的": "我现在上的兴趣班有书法、古筝和瑜伽", "我工作过的城市就广州和长沙两个";
 #: the whole of them only with "就 / 只 / 只有" or a count after the list
 _LIST_ZH_VERB = re.compile(rf"我[^，。！？\d]{{0,8}}?的(?P<noun>[^\d{_ZH_STOP}]{{1,3}}?)(?:(?P<only>就是|就|只有)|有|是)(?=[^\d])")
-_TRAILING_COUNT = re.compile(rf"\s*\d{{1,2}}\s*[{_MEASURE}]\S*$")
+_TRAILING_COUNT = re.compile(rf"\s*(?:这|那)?\s*\d{{1,2}}\s*[{_MEASURE}]\S*$")
+
+
+def _zh_items(rest: str) -> tuple[list[str], bool]:
+    """The items of a Chinese list up to the clause's end (each 1-8 characters), and whether a count closed it
+    ("红烧肉、糖醋排骨和番茄炒蛋这三个")."""
+    rest = re.split(r"[。！？；，,\n]", rest, maxsplit=1)[0]
+    counted = _TRAILING_COUNT.search(rest)
+    parts = [x.strip() for x in re.split(r"、|和|及|跟", rest[:counted.start()] if counted else rest)]
+    if not parts or not all(re.fullmatch(r"[\u4e00-\u9fff]{1,8}", x) for x in parts):
+        return [], False
+    return parts, counted is not None
 _SPLIT = re.compile(r"\s*(?:,|，|、)\s*(?:(?:and|e|ed)\s+)?|\s+(?:and|e|ed|&)\s+|和|及|跟")
 _NAME = re.compile(r"^(?:[A-Z][a-zà-ÿ]+|[\u4e00-\u9fff]{1,3})$")
 #: a listed thing that is not a name must come with its article ("la chitarra", "a road bike"): "my friends are
@@ -94,7 +109,7 @@ def noun_counts(norm: str, lang: str) -> dict[str, tuple[int, str]]:
     for m in _VERB_COUNT.finditer(norm):
         verb, n = (m.group("v"), m.group("n")) if m.group("v") else (m.group("zv"), m.group("zn"))
         out.setdefault(_verb_key(verb), (int(n), m.group(0).removeprefix("我")))
-    for rx in (_COUNT_ZH, _COUNT_ZH_MY, _FAMILY_ZH, _COUNT_ZH_WHERE):
+    for rx in (_COUNT_ZH, _COUNT_ZH_MY, _FAMILY_ZH, _COUNT_ZH_WHERE, _LIST_THEN_COUNT_ZH):
         for m in rx.finditer(norm):
             key = _key(m.group("noun"), "zh")
             if key is not None:
@@ -187,14 +202,12 @@ def noun_lists(norm: str, lang: str) -> dict[str, tuple[int, str, bool]]:
             out.setdefault(_verb_key(verb), (len(items), "、".join(items) if zh else ", ".join(items), True))
     for m in _LIST_ZH.finditer(norm):
         key = _key(m.group("noun"), "zh")
-        items = _items(norm[m.end():], names_only=False)
+        items, _ = _zh_items(norm[m.end():])
         if key is not None and len(items) >= 2:
             out.setdefault(key, (len(items), "、".join(items), True))
     for m in _LIST_ZH_VERB.finditer(norm):
         key = _key(m.group("noun"), "zh")
-        rest = re.split(r"[。！？；，\n]", norm[m.end():], maxsplit=1)[0]
-        counted = _TRAILING_COUNT.search(rest)
-        items = _items(rest[:counted.start()] if counted else rest, names_only=False)
+        items, counted = _zh_items(norm[m.end():])
         if key is not None and len(items) >= 2:
             out.setdefault(key, (len(items), "、".join(items), bool(m.group("only") or counted)))
     return out

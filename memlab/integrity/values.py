@@ -86,6 +86,7 @@ from memlab.integrity.nouncounts import noun_counts, noun_lists
 from memlab.integrity.patterns import compare_facts, project_statuses, summarise
 from memlab.integrity.places import Place, place_relation, resolve_place
 from memlab.integrity.places import warm_up as _warm_places
+from memlab.integrity.traits import language_levels, trait_clash
 from memlab.integrity.zodiac import ANIMALS, SIGNS, animals_of_birth, sign_of_date, user_animal, user_sign
 from memlab.records import ConflictType
 from memlab.text import FUNCTION_WORDS, detect_lang, lemma, normalise_quotes_and_spaces
@@ -111,8 +112,8 @@ __all__ = [
 #: then done), not two values that cannot both hold: the checker reports them MEDIUM, never as an interruption.
 CHANGE_LAYERS: frozenset[str] = frozenset({"change", "status"})
 #: The layers, in the order they are tried.
-LAYERS: tuple[str, ...] = ("number", "date", "sign", "count", "place", "name", "absolute", "abroad", "health",
-                           "status", "change", "onset")
+LAYERS: tuple[str, ...] = ("number", "date", "sign", "count", "place", "name", "absolute", "abroad", "trait",
+                           "health", "status", "change", "onset")
 
 #: Only the first this-many characters of a text are read (memories are short; longer texts go to the judge).
 MAX_CHARS = 2000
@@ -175,7 +176,8 @@ def _lang(text: str) -> str:
 
 
 # ====================================================================================== numbers
-_ZH_NUMERAL = re.compile(r"[零〇一二两三四五六七八九十百千万亿]+(?=\s*(?:周岁|岁|个|种|门|只|条|位|名|口|公斤|千克|斤|厘米|公分|米|年|次|杯|月|号|日))")
+_ZH_NUMERAL = re.compile(r"[零〇一二两三四五六七八九十百千万亿]+(?=\s*(?:周岁|岁|个|种|门|只|条|位|名|口|公斤|千克|斤|厘米|公分|米|年|次|杯|月|号|日|张))"
+                         r"|(?<=今年)[零〇一二两三四五六七八九十百]+(?=了)")  # "我今年三十六了": an age
 #: "1米75" / "1米七五": a height in metres and centimetres, the way it is said ("一米七五", "un metro e sessantacinque")
 _ZH_METRE_CM = re.compile(r"(\d)\s*米\s*([零〇一二三四五六七八九]{1,2}|\d{1,2})(?![\d零〇一二三四五六七八九十]*\s*(?:厘米|公分))")
 _IT_EN_METRE_CM = re.compile(r"\b(\d)\s+(?:metr[oi]|meters?|metres?)\s+(?:e|and)\s+(\d{1,2})\b(?!\s*(?:cm|centimetri))", re.I)
@@ -269,6 +271,9 @@ _NEAR = re.compile(r"\b(?:vicino|intorno|verso|prima|dopo|sotto|near|around|befo
                    r"(?:\s+(?:a|al|di|del|to|the))?\s*$", re.I)
 #: "sono dell'87", "sono del '92", "classe 1985": the year one was born, said the Italian way
 _BORN_YEAR_IT = re.compile(r"\b(?:sono (?:del|dell')|sono della classe|classe)\s*'?\s*(?P<y>\d{4}|\d{2})\b", re.I)
+#: "I'm a '92 baby", "born in '92"; "我是98年的", "我九零年的" (numbers in digits by then)
+_BORN_YEAR_EN = re.compile(r"\b(?:i'm|i am)\s+an?\s+'(?P<y>\d{2})\s+baby\b|\bborn in\s+'(?P<y2>\d{2})\b", re.I)
+_BORN_YEAR_ZH = re.compile(r"我(?:是)?(?P<y>(?:19|20)?\d{2})年(?:的|生的|出生的)(?=[，。！？,.!?\s]|$)")
 
 
 def normalise_dates(text: str, lang: str | None = None) -> str:
@@ -317,8 +322,16 @@ _TURNED = re.compile(
     r"|\bho compiuto\s+(?P<n3>\d{1,3})\s+anni\s+nel\s+(?P<y3>(?:19|20)\d\d)\b", re.I)
 
 
+def _year(m: re.Match[str]) -> int:
+    y = m.group("y") or m.groupdict().get("y2") or ""
+    return int(y) if len(y) == 4 else (1900 + int(y) if int(y) > 25 else 2000 + int(y))
+
+
 def _birth_year_from_age(norm: str) -> str:
-    """``norm`` (numbers in digits) with an age reached in a given year said as the birth year it implies."""
+    """``norm`` (numbers in digits) with an age reached in a given year said as the birth year it implies, and a
+    birth year said the spoken way ("I'm a '92 baby", "我是98年的") said as a birth."""
+    norm = _BORN_YEAR_EN.sub(lambda m: f"I was born in {_year(m)}", norm)
+    norm = _BORN_YEAR_ZH.sub(lambda m: f"我是{_year(m)}年出生的", norm)
     def born(m: re.Match[str]) -> str:
         year = int(m.group("y") or m.group("y2") or m.group("y3")) - int(m.group("n") or m.group("n2") or m.group("n3"))
         return f"sono nato nel {year}" if m.group("n3") else f"I was born in {year}"
@@ -1343,6 +1356,24 @@ def _abroad_layer(a: TextValues, b: TextValues, years: float | None, lang: str) 
     return None
 
 
+def _trait_layer(a: TextValues, b: TextValues, years: float | None, lang: str) -> ValueDecision | None:
+    """Opposite self-descriptions (:mod:`memlab.integrity.traits`): an early riser and a night owl, an only child
+    and a sibling, a language spoken fluently and hardly at all."""
+    hit = trait_clash(a.text, b.text)
+    if hit is not None:
+        return ValueDecision("trait", True, hit[0], hit[1], 0.84, ConflictType.OTHER, "opposite_traits")
+    la = a.once("languages", lambda: language_levels(a.text, _language_names()))
+    lb = b.once("languages", lambda: language_levels(b.text, _language_names()))
+    for code in la.keys() & lb.keys():
+        (x, cx), (y, cy) = la[code], lb[code]
+        if {x, y} in ({"fluent", "few"}, {"fluent", "none"}):
+            return ValueDecision("trait", True, cx, cy, 0.84, ConflictType.OTHER, "language_level",
+                                 info={"language": code})
+        if x == y == "none" and a.short and b.short:
+            return ValueDecision("trait", False, "", "", 0.84, ConflictType.OTHER, "same_language_level")
+    return None
+
+
 def _health_layer(a: TextValues, b: TextValues, years: float | None, lang: str) -> ValueDecision | None:
     known = {x for _, x in _ALLERGEN_FORMS}
     for src, dst, flip in ((a, b, False), (b, a, True)):
@@ -1615,7 +1646,7 @@ def _onset_decision(old: Onset, new: Onset, reason: str) -> ValueDecision:
 
 
 _LAYER_FN = {"number": _number, "date": _date_layer, "sign": _sign_layer, "count": _count, "place": _place_layer, "name": _name_layer, "absolute": _absolute,
-             "abroad": _abroad_layer,
+             "abroad": _abroad_layer, "trait": _trait_layer,
              "status": _status_layer, "change": _change_layer, "health": _health_layer}  # "onset" needs the two times: called by compare_values itself
 
 
@@ -1690,6 +1721,9 @@ TEMPLATES: dict[str, tuple[str, str, str]] = {
     "values:abroad": ("Una memoria dice «{old}», l'altra «{new}»: sei mai stato all'estero o no?",
                       "One memory says \"{old}\", the other \"{new}\": have you been abroad or not?",
                       "一条记忆说「{old}」，另一条说「{new}」：到底出过国没有？"),
+    "values:trait": ("Una memoria dice «{old}», l'altra «{new}». Quale è corretta?",
+                     "One memory says \"{old}\", the other \"{new}\". Which one is right?",
+                     "一条记忆说「{old}」，另一条说「{new}」。哪一个是对的？"),
     "values:onset": ("Non torna quando è cominciato: «{old}», ma «{new}». Quale è corretto?",
                      "When it began does not add up: \"{old}\", but \"{new}\". Which one is right?",
                      "开始的时间对不上：「{old}」，但「{new}」。哪一个是对的？"),

@@ -172,3 +172,13 @@ def test_get_params_is_jsonable() -> None:
     import json
 
     assert json.loads(json.dumps(R.get_params()))["name"] == "rules"
+
+
+def test_a_place_named_after_a_comma_is_kept_and_an_origin_is_lasting() -> None:
+    from memlab.extraction.rules import durability
+
+    msg = ("This scarf means a lot to me - my aunt knitted it back in my home country, Norway. "
+           "She made it for me when I was little, and it keeps me warm.")
+    facts = [f.content for f in RuleExtractor().extract(msg).facts]
+    assert any(f.endswith("my home country, Norway.") for f in facts), facts
+    assert durability("I grew up in Porto.") > durability("Porto is lovely.")

@@ -702,6 +702,9 @@ def test_count_of_any_thing_stays_quiet(old: str, new: str) -> None:
     ("I've never been outside the US", "I spent my honeymoon in Lisbon"),
     ("I've never been abroad", "When I studied abroad I learned to cook"),
     ("I visited my cousins in Madrid last spring", "I've never left the States"),  # the stay first
+    ("I've never been outside the US", "My aunt still lives in my home country, Ireland"),  # the user's origin
+    ("Non sono mai uscita dall'Italia", "I miei nonni stanno nel mio paese d'origine, l'Albania"),
+    ("我从来没出过国", "我的老家在泰国，爸妈还住在那里"),
 ])
 def test_never_abroad_against_a_stay_abroad(old: str, new: str) -> None:
     d = _contra(old, new, "abroad")
@@ -815,3 +818,37 @@ def test_favourites_of_two_roles_or_kinds_are_decided_consistent(old: str, new: 
     a, b = summarise(old, extract_entities(old), None), summarise(new, extract_entities(new), None)
     assert compare_facts(a, b) is None
     assert consistent_reason(a, b) == "different_favourites"
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Sono sempre stata mattiniera", "Ormai sono una nottambula, vado a letto alle tre"),
+    ("I've always been a morning person", "Honestly I'm a night owl"),
+    ("我是个夜猫子", "我是早起的人，六点就醒"),
+    ("I'm an introvert", "I'm a total extrovert, I love big parties"),
+    ("Sono mancina", "Sono destrorsa"),
+    ("I'm an only child", "My older brother lives in Leeds"),
+    ("Sono figlia unica", "Mia sorella si sposa a giugno"),
+    ("我是独生子", "我妹妹今年上大学了"),
+    ("I'm fluent in Portuguese", "I only know a few words of Portuguese"),
+    ("Parlo il francese fluentemente", "Il francese non lo parlo, non l'ho mai studiato"),
+    ("我的日语很流利", "日语我只会几句"),
+])
+def test_opposite_self_descriptions(old: str, new: str) -> None:
+    _contra(old, new, "trait")
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("I'm not a morning person", "I'm a night owl"),  # said of a night owl
+    ("My husband is an early riser", "I'm a night owl"),  # someone else's
+    ("I'm an only child", "My sister-in-law is visiting"),
+    ("Sono figlio unico", "Mio cugino vive a Napoli"),
+    ("我是独生女", "我表哥下个月结婚"),
+    ("I'm fluent in Portuguese", "I only know a few words of Italian"),
+])
+def test_self_descriptions_that_can_both_hold_stay_quiet(old: str, new: str) -> None:
+    d = _d(old, new)
+    assert d is None or not d.contradiction, d
+
+
+def test_two_ways_of_not_speaking_a_language_agree() -> None:
+    _consistent("Non parlo spagnolo", "Non ho mai studiato lo spagnolo", "trait")
