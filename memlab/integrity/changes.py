@@ -27,13 +27,14 @@ _END = re.compile(
     r"girlfriend)|divorced|my divorce|broke up|split up|i graduated|got laid off|was laid off|was fired|got fired|"
     r"retired from|gave away|(?:i|we) (?:no longer|don't|do not) (?:work|have|own)\b[^.]*\b(?:anymore|any more)|"
     r"(?:i|we) no longer (?:work|have|own)|non lavoro più|non ho più)\b|"
-    r"\b(?:got married|mi sono sposat[oa]|ci siamo sposati)\b|结婚了|"
-    r"卖了|卖掉了|辞职|离职|离婚|分手|毕业了|已经毕业|不在.{1,6}工作了|送人了", re.I)
+    r"\b(?:got married|mi sono sposat[oa]|ci siamo sposati|sto con (?-i:[A-Z])\w+|mi sono fidanzat[oa]|i'm dating|"
+    r"got engaged)\b|结婚了|谈恋爱了|脱单|有男朋友了|有女朋友了|"
+    r"卖了|卖掉了|辞职|辞了|辞掉了|离职|离婚|分手|毕业了|已经毕业|不在.{1,6}工作了|送人了", re.I)
 #: what a state says: owning, working at or as, or one of the states an end closes (:data:`_CLOSES`)
 _STATE = re.compile(
     r"\b(?:ho|abbiamo|possiedo|i have|i own|i've got|we have|we own|lavoro|i work|i'm working|i am working|sono|"
-    r"i'm|i am|faccio (?:il|la|l'))\b|我有|我在.{1,12}(?:工作|上班|当)|我是", re.I)
-_MARRIED = re.compile(r"married|sposat|结婚", re.I)
+    r"i'm|i am|faccio (?:il|la|l'))\b|我有|我在.{1,12}(?:工作|上班|当)|我是|我开的是|我开着", re.I)
+_MARRIED = re.compile(r"married|sposat|结婚|sto con|fidanzat|dating|engaged|恋爱|脱单|朋友了", re.I)
 _NEG = re.compile(r"\b(?:non|not|no|never|mai|n't|don't|didn't|haven't|isn't)\b|n't\b|没|不|未", re.I)
 #: a state and the words that end it, across the three languages
 _CLOSES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
@@ -43,7 +44,9 @@ _CLOSES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
         (r"\b(?:fidanzat[oa]|engaged|girlfriend|boyfriend|partner|ragazza|ragazzo)\b|女朋友|男朋友|对象",
          r"\b(?:lasciati|broke up|split up|separati)\b|分手"),
         (r"\b(?:single|singolo|single da)\b|单身",
-         r"\b(?:got married|mi sono sposat[oa]|ci siamo sposati|we married|i married)\b|结婚了|结了婚"),
+         r"\b(?:got married|mi sono sposat[oa]|ci siamo sposati|we married|i married|sto con (?-i:[A-Z])\w+|"
+         r"mi sono fidanzat[oa]|i'm dating|i'm seeing someone|got engaged|in a relationship)\b|结婚了|结了婚|谈恋爱了|脱单|"
+         r"有男朋友了|有女朋友了"),
         (r"\b(?:student[ei]?|studentessa|studio all'università|university student|in college|at university)\b|学生|上大学|读研",
          r"\b(?:laureat[oa]|diplomat[oa]|graduated)\b|毕业"),
         (r"\b(?:fidanzat[oa]|engaged)\b|订婚",
@@ -73,8 +76,9 @@ def ended(text: str, lang: str) -> tuple[tuple[frozenset[str], str], ...]:
         if m is None and _JOB_ENDS[0][1].search(clause):
             out.append((frozenset(), clause))  # a job's end that names nothing: compared through _JOB_ENDS only
             continue
-        if m is None or (re.search(r"[\u4e00-\u9fff]", clause) and not clause.startswith("我")):
-            continue  # Chinese: the user's own clause ("我把那辆大众卖了"), not anyone's
+        if m is None or (re.search(r"[\u4e00-\u9fff]", clause) and not clause.startswith("我")
+                         and re.search(r"[他她]|我(?:的)?(?:爸|妈|哥|姐|弟|妹|老公|老婆|朋友|同事|儿子|女儿)", clause)):
+            continue  # Chinese: the user's own clause ("我把那辆大众卖了", "帕萨特上个月卖了"), not anyone else's
         # getting married ends only being single: it is compared through _CLOSES, never by shared words
         things = frozenset() if _MARRIED.search(m.group(0)) else _things(clause.replace(m.group(0), " "), lang)
         out.append((things, clause))

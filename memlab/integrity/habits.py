@@ -270,10 +270,11 @@ _PENDING = re.compile(
     r"\b(?:haven't|have not|hasn't|non ho)\s+(?:even\s+)?(?:started|begun|iniziato|cominciato)\b|"
     # what is left to do: "mi restano ancora dieci anni di rate", "I still have two years left on the loan"
     r"\b(?:mi rest(?:a|ano) ancora|mi manca(?:no)? ancora|ho ancora da|i still have\b.{0,30}\bleft)\b|"
+    r"\bnon\s+(?:l'|lo\s+|la\s+)?(?:ho|abbiamo)\s+(?:neanche|nemmeno|neppure)\b|\bhaven't even\b|"
     r"还没|尚未|还未|还一.{0,2}都?没|还剩", re.I)
 _DONE = re.compile(
     r"\b(?:già|finito|terminato|completato|concluso|consegnato|spedito|chiuso|finished|completed|done|already|"
-    r"submitted|sent|wrapped up|handed in)\b|已经|完了|完成|做完|考完|装修完|结束了|搞定", re.I)
+    r"submitted|sent|wrapped up|handed in)\b|已经|完了|完成|做完|考完|装修完|结束了|搞定|交给|交上去了|提交了", re.I)
 _STATUS_WORDS = frozenset("""
 ancora già finito finire terminato terminare completato completare concluso concludere iniziato iniziare cominciato
 cominciare devo dovere yet still already finish finished complete completed done start started begin begun need

@@ -27,7 +27,7 @@ _STATED = re.compile(
     r"\b(?i:mi chiamo|il mio nome è|my name is|my name's|i'm|i am)\s+(?P<x>[A-Z][a-zà-ÿ]+(?:\s+[A-Z][a-zà-ÿ]+)?)"
     r"|(?:我叫|我的名字是|我的名字叫|我名叫)(?P<y>[\u4e00-\u9fff]{2,4})")
 _ANIMALS = ("cane", "cani", "gatto", "gatti", "gatta", "cagnolino", "cagnolina", "coniglio", "criceto", "pappagallo",
-            "cavallo", "tartaruga", "porcellino d'india", "guinea pig", "dog", "cat", "puppy", "pup", "kitten", "rabbit",
+            "cavallo", "tartaruga", "cavia", "canarino", "porcellino d'india", "guinea pig", "dog", "cat", "puppy", "pup", "kitten", "rabbit",
             "hamster", "parrot", "horse", "turtle", "pet")
 _ANIMALS_ZH = "狗|猫|狗狗|猫咪|兔子|仓鼠|鹦鹉|乌龟|马"
 _PET = re.compile(
@@ -37,7 +37,8 @@ _PET = re.compile(
     rf"(?P<x>[A-Z][a-zà-ÿ]+)"
     rf"|\b(?:ho|abbiamo|i have|we have)\s+(?:un solo|una sola|un|una|only one|one|a|just one|just the one|only the one)"
     rf"\s+(?P<b>{'|'.join(_ANIMALS)})"
-    rf"\s*(?:,\s*(?:si chiama\s+|called\s+|named\s+)?|\s+(?:che si chiama|called|named)\s+)(?P<z>[A-Z][a-zà-ÿ]+)"
+    rf"\s*(?:,\s*(?:[^,.;!?]{{1,30}},\s*)?(?:si chiama\s+|called\s+|named\s+)?|\s+(?:che si chiama|called|named)\s+)"
+    rf"(?P<z>[A-Z][a-zà-ÿ]+)"
     rf"|\b(?P<v>[A-Z][a-zà-ÿ]+)\s*(?:,|-|–|—)\s*(?:my|our|il mio|la mia)\s+(?:one and only\s+|only\s+|unico\s+)?"
     rf"(?P<e>{'|'.join(_ANIMALS)})\b"
     rf"|(?:我的|我家的?|我家唯一的|我唯一的)(?P<c>{_ANIMALS_ZH})(?:的名字)?(?:叫|是)(?P<y>[\u4e00-\u9fff]{{2,3}})"

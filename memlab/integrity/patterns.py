@@ -151,7 +151,10 @@ _MEAT = re.compile(r"\b(?:i|io)?\s*(?:eat|ate|love eating|mangio|ho mangiato|ado
 # ------------------------------------------------------------------ marital status
 _MARITAL = [
     ("single", re.compile(r"\b(?:i'm|i am|im|sono)\s+(?:still\s+|ancora\s+)?(?:single|nubile|celibe|not married|non sposat[oa])\b"
-                          r"|\b(?:non sono sposat[oa]|i'm not married|i am not married|never married|mai sposat[oa])\b|我单身|我是单身", re.I)),
+                          r"|\b(?:non sono sposat[oa]|i'm not married|i am not married|never married|mai sposat[oa]|"
+                          r"never had a (?:partner|boyfriend|girlfriend|husband|wife)|never been in a relationship|"
+                          r"mai avuto (?:un[oa]? )?(?:partner|fidanzat[oa]|ragazz[oa]|compagn[oa]))\b"
+                          r"|我单身|我是单身|从来?没谈过恋爱|从来没有?过(?:男朋友|女朋友|对象)", re.I)),
     ("married", re.compile(r"\b(?:i'm|i am|im|sono)\s+(?:happily\s+|felicemente\s+)?(?:married|sposat[oa])\b"
                            r"|\b(?:my wife|my husband|mia moglie|mio marito|i got married|mi sono sposat[oa])\b|我结婚了|我老婆|我老公", re.I)),
     ("divorced", re.compile(r"\b(?:i'm|i am|im|sono)\s+(?:divorced|divorziat[oa]|separat[oa]|separated)\b|我离婚了", re.I)),

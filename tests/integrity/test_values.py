@@ -852,3 +852,60 @@ def test_self_descriptions_that_can_both_hold_stay_quiet(old: str, new: str) -> 
 
 def test_two_ways_of_not_speaking_a_language_agree() -> None:
     _consistent("Non parlo spagnolo", "Non ho mai studiato lo spagnolo", "trait")
+
+
+@pytest.mark.parametrize(("old", "new", "layer"), [
+    ("Ho trentotto anni", "Alla mia età, 45 anni, mi stanco presto", "number"),
+    ("I'm 40", "At thirty-five, I'm the youngest in the office", "number"),
+    ("我今年二十八了", "我今年31岁", "number"),
+    ("I'm an '88 baby", "I was born in 1990", "date"),
+    ("我是八五年的", "我是1987年出生的", "date"),
+    ("My name is Oliver Grant", "Book the table under my name, Oliver Price", "name"),
+    ("Ho una sola cavia, una femmina bianca, si chiama Neve", "La mia cavia Luna ha mangiato tutta l'insalata", "name"),
+    ("We have just the one parrot, Rio", "Our parrot Kiwi learned a new word", "name"),
+    ("我就养了一只猫，是只布偶，叫团子", "我的猫叫年糕，今天打翻了水杯", "name"),
+    ("我有两张会员卡", "我就办了超市和健身房和书店三张会员卡", "count"),
+    ("我会做三个拿手菜", "我的拿手菜就是饺子和炸酱面这两个", "count"),
+    ("Ho fatto due viaggi in Giappone", "I viaggi che ho fatto sono il primo a Tokyo, il secondo a Osaka e il terzo a Kyoto",
+     "count"),
+])
+def test_values_said_in_passing(old: str, new: str, layer: str) -> None:
+    _contra(old, new, layer)
+
+
+def test_a_birthday_said_with_sheng_de_is_a_birth_date() -> None:
+    assert [(e.attribute, e.value) for e in extract_entities("我是8月3号生的")] == [("born", "--08-03")]
+    assert [(e.attribute, e.value) for e in extract_entities("我是在青岛出生的")][0] == ("from_place", "青岛")
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("My wife and I love hiking", "I've never had a partner, it's always been just me"),
+    ("Mio marito cucina benissimo", "Non ho mai avuto un compagno"),
+    ("我老公很会做饭", "我从来没谈过恋爱"),
+])
+def test_never_having_had_a_partner_is_single(old: str, new: str) -> None:
+    hit = compare_facts(summarise(old, extract_entities(old), None), summarise(new, extract_entities(new), None))
+    assert hit is not None and hit.rule == "marital", hit
+
+
+@pytest.mark.parametrize(("old", "new", "layer"), [
+    ("我还没开始做预算表", "预算表我上周就交给财务了", "status"),
+    ("Ho finito di leggere il romanzo", "Il romanzo è ancora sul comodino, non l'ho nemmeno iniziato", "status"),
+    ("我开的是一辆白色高尔夫", "高尔夫前几天卖了，准备换电车", "change"),
+    ("我在一家医院当护士", "我辞了护士的工作，现在开花店", "change"),
+    ("Sono single da anni", "Da un mese sto con Marta", "change"),
+    ("I'm single", "I'm dating a guy from my climbing gym", "change"),
+    ("我一直单身", "我上个月脱单了", "change"),
+])
+def test_more_states_and_their_ends(old: str, new: str, layer: str) -> None:
+    _contra(old, new, layer)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Sono single", "Sto con i miei genitori per l'estate"),  # living with, not dating
+    ("I'm single", "My sister is dating a chef"),
+    ("我有一辆自行车", "我哥把他的车卖了"),
+])
+def test_states_and_other_peoples_ends_stay_quiet(old: str, new: str) -> None:
+    d = _d(old, new)
+    assert d is None or not d.contradiction, d
