@@ -413,7 +413,11 @@ class SemanticIntegrityChecker:
         return f
 
     def _groups(self, f: Facts) -> set[str]:
-        groups = {_ATTR_TO_GROUP[e.attribute] for e in f.entities if e.attribute in _ATTR_TO_GROUP}
+        from memlab.integrity.values import analyse
+
+        # the entities as written and as said ("Ho quarantun anni", "sono dell'87": read after normalisation)
+        ents = f.entities + analyse(f.text, entities=f.entities).norm_entities
+        groups = {_ATTR_TO_GROUP[e.attribute] for e in ents if e.attribute in _ATTR_TO_GROUP}
         if f.prefs or f.likes:
             groups.add("preference")
         for name in ("diet", "marital", "gender", "zodiac"):
