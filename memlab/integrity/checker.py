@@ -82,7 +82,7 @@ from memlab.integrity.patterns import (
 from memlab.protocols import Judge
 from memlab.records import ConflictType, Contradiction, IntegrityResult, Label, MemoryItem, Urgency
 from memlab.store import MemoryStore
-from memlab.text import LANGS, detect_lang, messages
+from memlab.text import ABSOLUTE_OR_FIRST, LANGS, detect_lang, messages
 
 __all__ = ["LEVELS", "IntegrityConfig", "SemanticIntegrityChecker"]
 
@@ -158,6 +158,10 @@ class IntegrityConfig(BaseModel):
             level only; 0: none).
         max_judged_pairs: most pairs of one checked memory sent to the judge (``None``: no cap); not applied in
             exhaustive mode (``exhaustive`` or :meth:`SemanticIntegrityChecker.check_all`).
+        absolute_max_judged_pairs: the same cap for a memory that says "never", "first time" or "not yet"
+            (:data:`memlab.text.ABSOLUTE_OR_FIRST`): such a statement contradicts any earlier event of its kind, which
+            may sit anywhere among its neighbours ("I've never played an instrument in my life" / "I play clarinet!",
+            7th by cosine); ``None``: ``max_judged_pairs``.
         judge_after_hit: also judge a memory's undecided pairs when a cheaper level already found a
             contradiction for it (``False``: early exit; not applied in exhaustive mode either).
         judge_medium_threshold: a judge-only contradiction is MEDIUM at this probability or more, else LOW (never
@@ -179,6 +183,7 @@ class IntegrityConfig(BaseModel):
     max_absolute_candidates: int = Field(2, ge=0)
     max_lexical_candidates: int = Field(3, ge=0)
     max_judged_pairs: int | None = Field(4, ge=1)
+    absolute_max_judged_pairs: int | None = Field(10, ge=1)
     judge_after_hit: bool = False
     judge_medium_threshold: float = Field(0.82, ge=0.0, le=1.0)
     judge_needs_cue: bool = True
@@ -244,6 +249,7 @@ class SemanticIntegrityChecker:
                 "max_similar": settings.integrity_max_similar_memories,
                 "exhaustive": settings.integrity_check_exhaustive,
                 "max_judged_pairs": getattr(settings, "integrity_max_judged_pairs", 4),
+                "absolute_max_judged_pairs": getattr(settings, "integrity_absolute_max_judged_pairs", 10),
                 "max_absolute_candidates": getattr(settings, "integrity_max_absolute_candidates", 2),
                 "max_lexical_candidates": getattr(settings, "integrity_max_lexical_candidates", 3),
                 "judge_after_hit": getattr(settings, "integrity_judge_after_hit", False),
@@ -647,14 +653,23 @@ class SemanticIntegrityChecker:
         if not self.config.judge_after_hit and any(
                 p.decided is not None and p.decided.confidence >= th for p in pairs):
             keep: list[_Pair] = []
-        elif self.config.max_judged_pairs is not None and len(todo) > self.config.max_judged_pairs:
-            keep = self._judge_order(item, todo)[: self.config.max_judged_pairs]
+        elif (cap := self._judge_cap(item)) is not None and len(todo) > cap:
+            keep = self._judge_order(item, todo)[:cap]
         else:
             return
         kept = {id(p) for p in keep}
         for p in todo:
             if id(p) not in kept:
                 p.undecided = False
+
+    def _judge_cap(self, item: MemoryItem) -> int | None:
+        """The judge cap of ``item``'s pairs: ``absolute_max_judged_pairs`` for a "never" / "first time" / "not yet"
+        statement (when set), else ``max_judged_pairs``."""
+        cap = self.config.max_judged_pairs
+        wide = self.config.absolute_max_judged_pairs
+        if cap is None or wide is None or not ABSOLUTE_OR_FIRST.search(item.text.replace("’", "'")):
+            return cap
+        return max(cap, wide)
 
     def _make(self, p: _Pair, *, confidence: float, type: ConflictType, explanation: str, level: str,
               urgency: Urgency = Urgency.HIGH, **details: Any) -> Contradiction:

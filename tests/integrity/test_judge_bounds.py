@@ -80,6 +80,25 @@ def test_a_contradiction_beyond_the_cap_is_not_reported(store: MemoryStore) -> N
     assert full.has_contradiction and full.contradictions[0].other_id == olds[1].id
 
 
+def test_a_never_statement_gets_the_wider_cap(store: MemoryStore) -> None:
+    """"I've never ..." contradicts any earlier event of its kind, which may be any of its neighbours: its pairs get
+    ``absolute_max_judged_pairs``; another statement keeps ``max_judged_pairs``."""
+    olds = [store.add("u1", t, embedding=_vec(c, i + 1))
+            for i, (t, c) in enumerate(zip(OLD_TEXTS, [0.9, 0.8, 0.7, 0.6, 0.5], strict=False))]
+    never = store.add("u1", "I've never been on a trip in my life", embedding=_vec(1.0, 31))
+    judge = ScriptedJudge({(OLD_TEXTS[4], never.text): 0.99})  # the least similar pair is the contradiction
+    checker = SemanticIntegrityChecker(store, judge, similarity_threshold=-1.0, max_judged_pairs=2,
+                                       absolute_max_judged_pairs=5, judge_needs_cue=False)
+    res = checker.check(never)
+    assert res.n_judged == 5 and res.has_contradiction and res.contradictions[0].other_id == olds[4].id
+    assert checker.check(store.add("u1", NEW_TEXT, embedding=_vec(0.0, 30))).n_judged == 2
+    # unset, the statement keeps the common cap and the far pair is not judged
+    narrow = SemanticIntegrityChecker(store, ScriptedJudge(dict(judge.script)), similarity_threshold=-1.0,
+                                      max_judged_pairs=2, absolute_max_judged_pairs=None,
+                                      judge_needs_cue=False).check(never)
+    assert narrow.n_judged == 2 and not narrow.has_contradiction
+
+
 def test_cap_order_computes_missing_cosines_and_ranks_links_first(store: MemoryStore) -> None:
     olds, new = _fill(store, [0.2, 0.9, 0.5, 0.7])
     checker = SemanticIntegrityChecker(store, ScriptedJudge())
