@@ -86,13 +86,16 @@ class Settings(BaseSettings):
     Without a cap, ``memlab bench integrity --memories 100000 --users 100 --judge-after-hit`` sent up to 43 pairs
     of one fact to the judge (judge p95 ~500-650 ms on the shared 2-core machine, ~8 ms a pair for the English
     model and ~17 for the multilingual one); with K = 8 the judge p95 was 220 ms (load average 7)."""
-    integrity_absolute_max_judged_pairs: int | None = Field(10, ge=1)
-    """The judge cap for a memory that says "never", "first time" or "not yet": the earlier event it contradicts may
-    be any of its neighbours ("I've never played an instrument in my life" / "I play clarinet!" is 7th by cosine).
-    ``None``: ``integrity_max_judged_pairs``. Chosen on the LoCoMo dev replays (``memlab eval alarms --split dev
-    --plants datasets/locomo_plants/dev.jsonl``): 10 catches 23 of 64 plants where 4 caught 20, with the same one
-    notification in 788 messages and the same decoy alarm; DECODE dev (``--split dev --limit 300``) unchanged (F1
-    0.730, false-contradiction rate 0.052)."""
+    integrity_absolute_max_judged_pairs: int | None = Field(None, ge=1)
+    """Opt-in: the judge cap for a memory that says "never", "first time" or "not yet" (the earlier event it
+    contradicts may be any of its neighbours: "I've never played an instrument in my life" / "I play clarinet!" is
+    7th by cosine). ``None`` (default): ``integrity_max_judged_pairs``. Measured with 10: on the LoCoMo dev replays
+    (``memlab eval alarms --split dev --plants datasets/locomo_plants/dev.jsonl``) 23 of 64 plants caught where 4
+    caught 20, with the same one notification in 788 messages and the same decoy alarm, DECODE dev unchanged (F1
+    0.730, false-contradiction rate 0.052); but on LoCoMo test (run once) 2 more of 44 plants for 21 more
+    notifications, 2.55 -> 3.10 per 100 messages ("I'll never forget ...", "I'd never felt so much love ...
+    before" against feelings), over the interruption budget of 3: so it is not the default. Dev's two
+    conversations raise one notification in all and could not show that cost."""
     integrity_judge_after_hit: bool = False
     """Also send a memory's undecided pairs to the judge when the entities or patterns level already found a
     contradiction for it at ``integrity_confidence_threshold`` or more. ``False`` (default): early exit; the

@@ -183,7 +183,7 @@ class IntegrityConfig(BaseModel):
     max_absolute_candidates: int = Field(2, ge=0)
     max_lexical_candidates: int = Field(3, ge=0)
     max_judged_pairs: int | None = Field(4, ge=1)
-    absolute_max_judged_pairs: int | None = Field(10, ge=1)
+    absolute_max_judged_pairs: int | None = Field(None, ge=1)
     judge_after_hit: bool = False
     judge_medium_threshold: float = Field(0.82, ge=0.0, le=1.0)
     judge_needs_cue: bool = True
@@ -249,7 +249,7 @@ class SemanticIntegrityChecker:
                 "max_similar": settings.integrity_max_similar_memories,
                 "exhaustive": settings.integrity_check_exhaustive,
                 "max_judged_pairs": getattr(settings, "integrity_max_judged_pairs", 4),
-                "absolute_max_judged_pairs": getattr(settings, "integrity_absolute_max_judged_pairs", 10),
+                "absolute_max_judged_pairs": getattr(settings, "integrity_absolute_max_judged_pairs", None),
                 "max_absolute_candidates": getattr(settings, "integrity_max_absolute_candidates", 2),
                 "max_lexical_candidates": getattr(settings, "integrity_max_lexical_candidates", 3),
                 "judge_after_hit": getattr(settings, "integrity_judge_after_hit", False),
