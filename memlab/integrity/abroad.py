@@ -23,7 +23,7 @@ Example:
     >>> never_abroad("Non sono mai stata all'estero.", "it")
     ("Non sono mai stata all'estero", frozenset({'IT'}))
     >>> stays_abroad("Il portoghese l'ho imparato a Lisbona, durante l'Erasmus.", "it", frozenset({"IT"}))
-    ("Il portoghese l'ho imparato a Lisbona", 'Lisbona')
+    ("Il portoghese l'ho imparato a Lisbona, durante l'Erasmus", 'Lisbona')
 """
 
 from __future__ import annotations
