@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 
-from memlab.integrity.habits import _first_person, clauses, other_person, sentence_clauses
+from memlab.integrity.habits import _CJK, _first_person, clauses, other_person, sentence_clauses
 from memlab.integrity.places import resolve_place
 
 __all__ = ["ABROAD_WORDS", "STAY_WORDS", "never_abroad", "stays_abroad"]
@@ -97,6 +97,8 @@ _HOME_COUNTRY = re.compile(
     r"(?P<q>[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?)"
     r"|我的(?:祖国|老家)(?:是|在)?(?P<z>[\u4e00-\u9fff]{2,4}?)(?=[，。！？,.!?的]|$)")
 _SELF = re.compile(r"\bI\b|\b(?i:io|we|noi)\b|我")
+#: what a "never left" may name that is not a country of its own
+_GENERIC_HOME = ("country", "home country")
 _ZH_RUN = re.compile(r"[\u4e00-\u9fff]{2,}")
 
 
@@ -106,7 +108,7 @@ def _home_of(name: str | None) -> frozenset[str] | None:
     key = name.casefold().strip(" .")
     if key in _HOME_ALIASES:
         return _HOME_ALIASES[key]
-    if key in ("country", "home country"):
+    if key in _GENERIC_HOME:
         return None
     place = resolve_place(name)
     return place.countries if place is not None and place.kind == "country" else None
@@ -136,14 +138,14 @@ def never_abroad(text: str, lang: str) -> tuple[str, frozenset[str] | None] | No
             continue
         named = m.group("c") or m.group("ci") or m.group("cl")
         home = _home_of(named)
-        if named and home is None and named.casefold() not in ("country", "home country"):
+        if named and home is None and named.casefold() not in _GENERIC_HOME:
             continue  # "never left the house", "outside the office": not a country
         return clause, home or HOME_BY_LANG.get(lang)
     return None
 
 
 def _places(clause: str) -> list[str]:
-    if re.search(r"[\u4e00-\u9fff]", clause):
+    if _CJK.search(clause):
         out = []
         for run in _ZH_RUN.findall(clause):
             i = 0
@@ -173,7 +175,7 @@ def stays_abroad(text: str, lang: str, home: frozenset[str] | None) -> tuple[str
             continue
         if other_person(clause) and not _SELF.search(clause):
             continue  # "Mia sorella vive a Parigi"; "I visited my sister in Paris" is the user's stay
-        zh = bool(re.search(r"[\u4e00-\u9fff]", clause))
+        zh = bool(_CJK.search(clause))
         if zh:
             if "我" not in clause and not clause.startswith(("去年", "今年", "前年", "小时候")):
                 continue

@@ -54,11 +54,12 @@ _CLOSES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
     ))
 #: a job and its end that does not name it ("被裁了", "sono in pensione", "I lost my job"): only a job said first and
 #: its end said later (a new job after a lost one ends nothing)
-_JOB_ENDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = ((
-    re.compile(r"\b(?:i work (?:as|at|for|in)|lavoro (?:come|a|in|da|presso)|faccio (?:il|la|l'))|"
-               r"我在.{1,12}(?:工作|上班|当)|我是.{1,8}(?:经理|工程师|老师|医生|护士|员)", re.I),
-    re.compile(r"\b(?:sono in pensione|i'm retired|i am retired|i retired|lost my job|ho perso il lavoro|got laid off|"
-               r"was laid off|got fired|was fired|mi hanno licenziat[oa])\b|被裁|被辞退|被开除|退休了", re.I)),)
+_JOB = re.compile(r"\b(?:i work (?:as|at|for|in)|lavoro (?:come|a|in|da|presso)|faccio (?:il|la|l'))|"
+                  r"我在.{1,12}(?:工作|上班|当)|我是.{1,8}(?:经理|工程师|老师|医生|护士|员)", re.I)
+_JOB_END = re.compile(r"\b(?:sono in pensione|i'm retired|i am retired|i retired|lost my job|ho perso il lavoro|"
+                      r"got laid off|was laid off|got fired|was fired|mi hanno licenziat[oa])\b|被裁|被辞退|被开除|退休了",
+                      re.I)
+_JOB_ENDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = ((_JOB, _JOB_END),)
 
 
 def ended(text: str, lang: str) -> tuple[tuple[frozenset[str], str], ...]:
@@ -73,7 +74,7 @@ def ended(text: str, lang: str) -> tuple[tuple[frozenset[str], str], ...]:
     out: list[tuple[frozenset[str], str]] = []
     for clause in sentence_clauses(text):
         m = _END.search(clause)
-        if m is None and _JOB_ENDS[0][1].search(clause):
+        if m is None and _JOB_END.search(clause):
             out.append((frozenset(), clause))  # a job's end that names nothing: compared through _JOB_ENDS only
             continue
         if m is None or (re.search(r"[\u4e00-\u9fff]", clause) and not clause.startswith("我")

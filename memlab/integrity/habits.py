@@ -41,16 +41,14 @@ _CLAUSES = re.compile(r"[.;!?。！？；\n]|,(?!\d)|，|\b(?:ma|but|però|pero|
 _SENTENCE_END = re.compile(r"[.;!?。！？；\n]")
 _MARK = re.compile(r"\b(?:mai|never)\b", re.I)
 _MARK_ZH = re.compile(r"(?:从来都不|从来不|从不|从没|从未|从来没有?|绝不)")
-_SOFT = re.compile(
-    r"\b(?:quasi|hardly|almost|tranne|except|unless|se non|a parte|apart from|before|prima|dopo|after|più|anymore|"
-    r"any more|again|ancora|yet|until|fino|since|da quando|quando|when|without|senza|alone|da sol[oa])\b|"
-    r"除了|几乎|很少|以前|之前|以后|再|还", re.I)
+#: what softens an absolute or a habit: "quasi mai", "never ... until", "除了", "以前"
+_SOFT_WORDS = (r"quasi|hardly|almost|tranne|except|unless|se non|a parte|apart from|più|anymore|any more|again|ancora|"
+               r"yet|until|fino|since|da quando|quando|when|without|senza|alone|da sol[oa]")
+_SOFT_ZH = "除了|几乎|很少|以前|以后|再|还"
+_SOFT = re.compile(rf"\b(?:{_SOFT_WORDS}|before|prima|dopo|after)\b|{_SOFT_ZH}|之前", re.I)
 #: a habit said with its time of day is still a habit ("ogni mattina prima del lavoro", "every day after work"):
 #: the softeners of an absolute but "before / after / prima di / dopo"
-_HABIT_SOFT = re.compile(
-    r"\b(?:quasi|hardly|almost|tranne|except|unless|se non|a parte|apart from|prima(?!\s+(?:d[ie]l?l?[aoei]?\b|d'))|"
-    r"più|anymore|any more|again|ancora|yet|until|fino|since|da quando|quando|when|without|senza|alone|da sol[oa])\b|"
-    r"除了|几乎|很少|以前|以后|再|还", re.I)
+_HABIT_SOFT = re.compile(rf"\b(?:{_SOFT_WORDS}|prima(?!\s+(?:d[ie]l?l?[aoei]?\b|d')))\b|{_SOFT_ZH}", re.I)
 #: verbs of a first try: "I've never tried yoga", "Lo yoga non l'ho mai provato", "我从来没试过瑜伽" say nothing of
 #: the action, only of the thing (which any habit of it contradicts)
 _TRY = frozenset({"try", "tried", "provare", "provato", "assaggiare", "assaggiato"})

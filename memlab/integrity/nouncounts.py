@@ -69,16 +69,18 @@ def _zh_items(rest: str) -> tuple[list[str], bool]:
     if not parts or not all(re.fullmatch(r"[\u4e00-\u9fff]{1,8}", x) for x in parts):
         return [], False
     return parts, counted is not None
+
+
 _SPLIT = re.compile(r"\s*(?:,|，|、)\s*(?:(?:and|e|ed)\s+)?|\s+(?:and|e|ed|&)\s+|和|及|跟")
 _NAME = re.compile(r"^(?:[A-Z][a-zà-ÿ]+|[\u4e00-\u9fff]{1,3})$")
 #: a listed thing that is not a name must come with its article ("la chitarra", "a road bike"): "my friends are
 #: awesome and kind" lists no friends
-_ITEM = re.compile(r"^(?:(?:il|lo|la|i|gli|le|un|una|uno|a|an|the|my|il mio|la mia|1)\s+|l'|un')[\wà-ÿ'-]+"
-                   r"(?:\s+[\wà-ÿ'-]+){0,3}$", re.I)
+_ARTICLE = r"(?:il|lo|la|i|gli|le|un|una|uno|a|an|the|my|1)"  # "1": "una" in digits
+_ITEM = re.compile(rf"^(?:(?:{_ARTICLE}|il mio|la mia)\s+|l'|un')[\wà-ÿ'-]+(?:\s+[\wà-ÿ'-]+){{0,3}}$", re.I)
 #: an item's words end before what is said about it: "my knee in 2019", "my appendix when I was twelve"
 _ITEM_END = re.compile(r"\s+(?:in|at|on|for|from|with|that|which|when|quando|nel|nell'|a|to)\s+.*$", re.I)
 #: a piece of a list that opens like an item: a list cut before it would be miscounted
-_ITEM_LIKE = re.compile(r"^(?:il|lo|la|i|gli|le|un|una|uno|a|an|the|my|1)\s+", re.I)  # "1": "una" in digits
+_ITEM_LIKE = re.compile(rf"^{_ARTICLE}\s+", re.I)
 
 
 def _key(noun: str, lang: str) -> str | None:

@@ -1375,10 +1375,9 @@ def _trait_layer(a: TextValues, b: TextValues, years: float | None, lang: str) -
 
 
 def _health_layer(a: TextValues, b: TextValues, years: float | None, lang: str) -> ValueDecision | None:
-    known = {x for _, x in _ALLERGEN_FORMS}
     for src, dst, flip in ((a, b, False), (b, a, True)):
         # an allergy outside the list ("我一吃香菜就过敏"): the other memory eating it without problems, as written
-        unlisted = [(x, r) for x, p, r in src.health if p > 0 and x not in known and all(y != x for y, _, _ in dst.health)]
+        unlisted = [(x, r) for x, p, r in src.health if p > 0 and x not in _ALLERGENS and all(y != x for y, _, _ in dst.health)]
         for x, r in unlisted:
             hit = [h for h in (_tolerances(dst.text, set(), extra=(x,)) if not _other_person(dst.text) else [])
                    if h[0] == x]
@@ -1721,9 +1720,6 @@ TEMPLATES: dict[str, tuple[str, str, str]] = {
     "values:abroad": ("Una memoria dice «{old}», l'altra «{new}»: sei mai stato all'estero o no?",
                       "One memory says \"{old}\", the other \"{new}\": have you been abroad or not?",
                       "一条记忆说「{old}」，另一条说「{new}」：到底出过国没有？"),
-    "values:trait": ("Una memoria dice «{old}», l'altra «{new}». Quale è corretta?",
-                     "One memory says \"{old}\", the other \"{new}\". Which one is right?",
-                     "一条记忆说「{old}」，另一条说「{new}」。哪一个是对的？"),
     "values:onset": ("Non torna quando è cominciato: «{old}», ma «{new}». Quale è corretto?",
                      "When it began does not add up: \"{old}\", but \"{new}\". Which one is right?",
                      "开始的时间对不上：「{old}」，但「{new}」。哪一个是对的？"),
