@@ -236,7 +236,8 @@ def _check_source(src: DataSource) -> None:
         )
 
 
-def _load_source(src: DataSource, data_dir: str | None, seed: int) -> list[_Row]:
+def _load_source(src: DataSource, data_dir: str | None, seed: int, *, limit: bool = True) -> list[_Row]:
+    """The source's rows with a known training target; a seeded sample of ``src.limit`` of them when ``limit``."""
     from memlab.datasets import load_pairs
 
     sub = str(Path(data_dir) / src.dataset) if data_dir else None
@@ -246,7 +247,7 @@ def _load_source(src: DataSource, data_dir: str | None, seed: int) -> list[_Row]
         for p in pairs
         if p.label in _TARGETS
     ]
-    if src.limit is not None and src.limit < len(rows):
+    if limit and src.limit is not None and src.limit < len(rows):
         rows = random.Random(seed).sample(rows, src.limit)
     return rows
 
@@ -637,14 +638,20 @@ class _Data:
 
 
 def _add_train_source(config: TrainJudgeConfig, src: DataSource, data: _Data) -> None:
-    """Add one training source (its seeded holdout goes to the dev sets; optionally the swapped pairs too)."""
-    rows = _load_source(src, config.data_dir, config.seed)
+    """Add one training source (its seeded holdout goes to the dev sets; optionally the swapped pairs too).
+
+    The holdout is drawn from the WHOLE source before ``limit`` samples the rest, so it is the same rows whatever
+    the limit: a run continued from an earlier judge (trained on that source with another limit, or all of it)
+    never measures itself on rows the earlier judge trained on.
+    """
     size = src.holdout or (config.holdout_size if src.dataset == config.holdout_dataset else 0)
+    rows = _load_source(src, config.data_dir, config.seed, limit=not size)
     if size:
-        rows = list(rows)
         random.Random(config.seed + 1).shuffle(rows)
         data.dev[f"{src.dataset}/{src.split}-holdout"] = rows[:size]
         rows = rows[size:]
+        if src.limit is not None and src.limit < len(rows):
+            rows = random.Random(config.seed).sample(rows, src.limit)
     data.train += rows * src.repeat
     if src.swap:
         data.train += [

@@ -55,7 +55,7 @@ def test_train_judge_cli_end_to_end(
     assert '"steps": 3' in capsys.readouterr().out
     report = json.loads((out / "train_report.json").read_text(encoding="utf-8"))
     assert report["steps"] == 3
-    assert report["sizes"]["train"] == 30 + 16 + 8 + 16  # snli minus the 10-row holdout
+    assert report["sizes"]["train"] == 40 + 16 + 8 + 16  # snli: 40 of what the 10-row holdout leaves
     assert report["sizes"]["dev:snli/dev-holdout"] == 10
     assert {d["dataset"] for d in report["data"]} == {"snli", "gu_dnli", "ci_tod", "synthetic"}
     assert all(len(d["sha256"]) == 64 for d in report["data"] if "sha256" in d)
@@ -265,8 +265,27 @@ def test_continued_training_from_a_trained_judge(tiny_nli: Path, tmp_path: Path)
     )
     second = train_judge(cfg, tmp_path / "v2", progress=False)
     assert second.weights_sha256 != first.weights_sha256
-    assert second.sizes["dev:decode_pairs/train-holdout"] == 3 and second.sizes["train"] == 5 + 16
+    assert second.sizes["dev:decode_pairs/train-holdout"] == 3 and second.sizes["train"] == 8 + 16
     assert DefaultJudge(tmp_path / "v2").judge([("I am a nurse.", "I am a pilot.")])[0].probability >= 0.0
+
+
+def test_holdout_is_drawn_from_the_whole_source_whatever_the_limit() -> None:
+    """A limit samples what the holdout leaves: the held-out rows are the same with any limit (or none), so a judge
+    continued from one trained on the whole source is never measured on rows it trained on."""
+    from memlab.lab.judge_training import DataSource, _add_train_source, _Data, _load_source
+
+    cfg = TrainJudgeConfig.model_validate({"holdout_size": 50})
+    total = len(_load_source(DataSource(dataset="snli", split="dev"), None, 0))
+    held = []
+    for limit in (None, 120, 30):
+        data = _Data([], {}, [])
+        _add_train_source(cfg, DataSource(dataset="snli", split="dev", limit=limit), data)
+        dev = data.dev["snli/dev-holdout"]
+        held.append([(r.premise, r.hypothesis) for r in dev])
+        assert len(dev) == 50 and len(data.train) == (limit or total - 50)
+        rows = {(r.premise, r.hypothesis, r.label) for r in data.train}
+        assert not {(r.premise, r.hypothesis, r.label) for r in dev} & rows
+    assert held[0] == held[1] == held[2]
 
 
 def test_e5_judge_directories_are_recognised(tmp_path: Path) -> None:
