@@ -312,6 +312,28 @@ def _decode(path: Path, rel: str) -> Iterator[Pair]:
         yield from dialogue_pairs(dialogue)
 
 
+#: ``scenarios_dev``'s batches (id prefixes) by split: the first two batches train a judge, the third (written last,
+#: see ``datasets/scenarios_dev/README.md``) is kept out of training to choose and measure it. ``train-en`` /
+#: ``dev-en``: their English pairs only (for the English judge).
+SCENARIOS_DEV_SPLITS: Mapping[str, tuple[str, ...]] = {
+    "train": ("dev", "devb"), "dev": ("devc",), "train-en": ("dev", "devb"), "dev-en": ("devc",)
+}
+
+
+def _scenario_pairs(path: Path, rel: str) -> Iterator[Pair]:
+    """Scenario rows (``id``, ``lang``, ``kind``, ``a``, ``b``, ``label``) as pairs: premise = the earlier memory."""
+    mapping = {"contradiction": _C, "compatible": _NC}
+    for lineno, obj in iter_jsonl(path):
+        uid = str(get_field(obj, "id", path, lineno))
+        yield Pair(
+            uid,
+            text_field(get_field(obj, "a", path, lineno), "a", path, lineno),
+            text_field(get_field(obj, "b", path, lineno), "b", path, lineno),
+            _map_label(get_field(obj, "label", path, lineno), mapping, path, lineno),
+            {"lang": obj.get("lang"), "kind": obj.get("kind"), "batch": uid.partition("-")[0]},
+        )
+
+
 _PARSERS: dict[str, Callable[[Path, str], Iterator[Pair]]] = {
     "snli": _snli,
     "sick": _sick,
@@ -324,6 +346,7 @@ _PARSERS: dict[str, Callable[[Path, str], Iterator[Pair]]] = {
     "kvpi": _kvpi,
     "ci_tod": _ci_tod,
     "decode": _decode,
+    "scenarios_dev": _scenario_pairs,
     **{
         name: _shared_jsonl
         for name in (
@@ -375,6 +398,9 @@ def load_pairs(name: str, split: str | None = None, *, data_dir: str | Path | No
         return [p for d in load_dialogues(name, split, data_dir=data_dir) for p in dialogue_pairs(d)]
     for rel, path in zip(info.splits[split], files, strict=True):
         out.extend(_PARSERS[name](path, rel))
+    if name == "scenarios_dev":  # one file, split by batch
+        out = [p for p in out if p.meta["batch"] in SCENARIOS_DEV_SPLITS[split]
+               and (not split.endswith("-en") or p.meta["lang"] == "en")]
     return out
 
 

@@ -404,6 +404,23 @@ DATASETS: Mapping[str, DatasetInfo] = {
             splits={"train": ("temp.train.jsonl",), "dev": ("temp.dev.jsonl",), "test": ("temp.test.jsonl",)},
         ),
         _info(
+            name="scenarios_dev",
+            kind="pairs",
+            language="it+en+zh",
+            license="CC BY 4.0 (written for memlab)",
+            license_class="permissive",
+            label_space="binary",
+            splits={"train": ("pairs.jsonl",), "dev": ("pairs.jsonl",), "train-en": ("pairs.jsonl",),
+                    "dev-en": ("pairs.jsonl",)},
+            default_split="dev",
+            notes="the scenario suite's DEVELOPMENT pairs (datasets/scenarios_dev/README.md) as premise = earlier "
+            "memory a, hypothesis = new memory b; compatible -> not_contradiction. One file, split by batch "
+            "(memlab.datasets.pairs.SCENARIOS_DEV_SPLITS): 'train' = the first two batches (dev-, devb-), "
+            "'dev' = the third (devc-), kept out of training to choose and measure; 'train-en' / 'dev-en' their English "
+            "pairs.",
+            category_key="kind",
+        ),
+        _info(
             name="scenarios",
             kind="scenarios",
             language="it+en+zh",

@@ -75,7 +75,7 @@ class DataSource(BaseModel):
     split: str
     """Split name; ``test`` is refused."""
     limit: int | None = Field(default=None, ge=1)
-    """Seeded subsample size (``None``: all rows)."""
+    """Seeded subsample size (``None``: all rows): the rows trained on, sampled from what a holdout leaves."""
     repeat: int = Field(default=1, ge=1)
     """How many times the rows appear per epoch (up-weights a source)."""
     holdout: int = Field(default=0, ge=0)

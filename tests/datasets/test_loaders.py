@@ -43,7 +43,8 @@ def card_rows(name: str) -> dict[str, tuple[int, dict[str, int]]]:
     return out
 
 
-PAIR_SPLITS = [(n, s) for n, d in DATASETS.items() if d.kind == "pairs" for s in d.splits]
+#: every split of a pair set whose card counts its files (scenarios_dev splits one file by batch: its own test below)
+PAIR_SPLITS = [(n, s) for n, d in DATASETS.items() if d.kind == "pairs" and n != "scenarios_dev" for s in d.splits]
 
 
 @pytest.fixture(scope="module")
@@ -246,6 +247,26 @@ def test_new_permitted_sets_keep_their_evaluation_splits_out_of_training() -> No
     assert DATASETS["prosecco"].label_space == "binary"
     p = load_pairs("prosecco", "test")[0]
     assert p.meta["speaker_id"] and p.meta["source"] in {"QT30", "QT50", "US2016"}
+
+
+def test_scenarios_dev_splits_by_batch_and_trains_only_on_the_first_two() -> None:
+    """The scenario dev pairs: train = batches dev- and devb-, dev = devc- (never trained on), together the whole
+    file as the scenario loader reads it; the -en splits are their English rows; the TEST suite is not a pair set."""
+    from memlab.eval.scenarios import load_scenarios
+    from memlab.lab.judge_training import DataSource, _check_source
+
+    rows = {r.id: r for r in load_scenarios(default_data_dir("scenarios_dev"))}
+    train, dev = load_pairs("scenarios_dev", "train"), load_pairs("scenarios_dev", "dev")
+    assert {p.id for p in train} | {p.id for p in dev} == set(rows) and not {p.id for p in train} & {p.id for p in dev}
+    assert {p.id.split("-")[0] for p in train} == {"dev", "devb"} and {p.id.split("-")[0] for p in dev} == {"devc"}
+    for p in train + dev:
+        r = rows[p.id]
+        assert (p.premise, p.hypothesis, p.meta["lang"], p.meta["kind"]) == (r.a, r.b, r.lang, r.kind)
+        assert p.label == (Label.CONTRADICTION if r.label == "contradiction" else Label.NOT_CONTRADICTION)
+    for split, whole in (("train-en", train), ("dev-en", dev)):
+        assert [p.id for p in load_pairs("scenarios_dev", split)] == [p.id for p in whole if p.meta["lang"] == "en"]
+    _check_source(DataSource(dataset="scenarios_dev", split="train"))
+    assert DATASETS["scenarios_dev"].license_class == "permissive" and DATASETS["scenarios"].kind == "scenarios"
 
 
 def test_corrupt_gzip_is_a_format_error(tmp_path: Path) -> None:
