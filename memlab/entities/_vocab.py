@@ -154,6 +154,11 @@ STILL_LIVE_THERE = re.compile(
     r"|\b(?:e|ma)\s+(?:vivo|abito)\s+ancora\s+(?P<there3>lì|li|là|qui|qua)\b|\b(?:e|ma)\s+(?:ci|tuttora ci)\s+"
     r"(?:vivo|abito)\s+(?P<there4>ancora|tuttora)\b|(?:现在|至今|一直)还?(?:住在|生活在)(?P<there5>那里|那儿|那边)",
     re.I)
+#: where one is from, said with a word that is a place only when the gazetteer knows what follows ("Sono di Palermo";
+#: not "sono di turno", "sono di fretta"): read by ``extract._known_origins``
+ORIGIN_KNOWN = re.compile(r"\b(?:sono|siamo)\s+di\s+", re.I)
+#: "我是广州人", "我是土生土长的成都人": a known place (a Chinese region, a city, a country) before 人
+ORIGIN_ZH = re.compile(r"我(?:们)?(?:是|算是)(?:土生土长的|地道的|正宗的)?(?P<p>[\u4e00-\u9fff]{2,4}?)人")
 PLACE_PREFIX_ZH: list[tuple[str, re.Pattern[str]]] = [
     ("lives_in", re.compile(r"(?:我住在|我现在住在|住在|我搬到了?|搬到了?|我生活在)")),
     ("from_place", re.compile(r"(?:我来自|我出生在|我出生于|我老家是|老家在|我在(?=[\u4e00-\u9fff]{2,6}长大)"

@@ -562,6 +562,31 @@ def _known_place(text: str, s: int, e: int, raw: str) -> tuple[int, int, str] | 
     return None
 
 
+#: the Chinese regions "我是X人" may name (南方 / 北方 are also regions elsewhere: "a southerner" is no place)
+_ZH_REGION_COUNTRIES = frozenset({"CN", "TW", "HK", "MO"})
+
+
+def _known_origins(text: str) -> list[tuple[int, int, str]]:
+    """Where one is from, said in words that name a place only when the gazetteer knows the rest: "Sono di Palermo"
+    (not "sono di turno"), "我是广州人" (a Chinese region, a city of 50,000 or more, or a country; not "我是南方人")."""
+    from memlab.integrity.places import resolve_place
+
+    out = []
+    for m in V.ORIGIN_KNOWN.finditer(text):
+        got = _latin_value(text, m.end(), stop=V.PLACE_STOP, max_words=3)
+        if got is not None and (got := _known_place(text, *got)) is not None:
+            out.append(got)
+    for m in V.ORIGIN_ZH.finditer(text):
+        place = resolve_place(m.group("p"))
+        if place is not None and (
+            place.kind == "country"
+            or (place.kind == "region" and place.countries & _ZH_REGION_COUNTRIES)
+            or (place.kind == "city" and place.population >= LOWER_CASE_CITY_MIN_POPULATION)
+        ):
+            out.append((m.start("p"), m.end("p"), m.group("p")))
+    return out
+
+
 def _cjk_value(text: str, pos: int, *, max_len: int, stops: tuple[str, ...]) -> tuple[int, int, str] | None:
     m = _CJK_RUN.match(text, pos)
     if m is None:
@@ -619,6 +644,8 @@ def _names_places(text: str, taken: list[tuple[int, int]]) -> list[Entity]:
                 got = _known_place(text, *got)
             if got is not None:
                 add(kind, *got, attr)
+    for s, e, raw in _known_origins(text):
+        add(EntityKind.PLACE, s, e, raw, "from_place")
     for attr, rx in V.PLACE_PREFIX_ZH:
         kind = EntityKind.ORG if attr == "works_at" else EntityKind.PLACE
         for m in rx.finditer(text):

@@ -222,11 +222,18 @@ _OCC = re.compile(
 _OCC_SOFT = re.compile(r"\b(?:also|anche|part[- ]time|former|ex|used to|was|ero|una volta|retired from)\b", re.I)
 
 # ------------------------------------------------------------------ gender / zodiac (profile attributes)
+#: where a sentence starts: "As a woman, I ..." / "Da uomo ti dico ..." (not "a job for a man", "scarpe da donna",
+#: "Mom, as a mother, said")
+_CLAUSE_START = r"(?:^|[.!?;:]\s*|\b(?:and|but|e|ma)\s+)"
 _GENDER = [
     ("female", re.compile(r"\b(?:i'm|i am|im)\s+(?:a\s+)?(?:woman|girl|female|lady|mom|mother)\b|\bsono\s+(?:una\s+)?(?:donna|ragazza|femmina|mamma)\b"
-                          r"|性别[:：]?\s*女|我是(?:个|一个)?(?:女生|女孩|女的|女人|妹子|姑娘|女孩子|宝妈)|本姑娘|老娘", re.I)),
+                          rf"|{_CLAUSE_START}(?:as a (?:woman|girl|mom|mother)|(?:da|in quanto) (?:donna|mamma|madre))\b"
+                          r"|性别[:：]?\s*女|我是(?:个|一个)?(?:女生|女孩|女的|女人|妹子|姑娘|女孩子|宝妈)|本姑娘|老娘"
+                          r"|(?:作为|身为)(?:一个|一名|一位)?(?:女生|女孩子?|女人|女性|妈妈|母亲)", re.I)),
     ("male", re.compile(r"\b(?:i'm|i am|im)\s+(?:a\s+)?(?:man|guy|boy|male|dad|father)\b|\bsono\s+(?:un\s+)?(?:uomo|ragazzo|maschio|papà)\b"
-                        r"|性别[:：]?\s*男|我是(?:个|一个)?(?:男生|男孩|男的|男人|汉子|爷们|男孩子)|老子|哥们我", re.I)),
+                        rf"|{_CLAUSE_START}(?:as a (?:man|guy|dad|father)|(?:da|in quanto) (?:uomo|papà|padre))\b"
+                        r"|性别[:：]?\s*男|我是(?:个|一个)?(?:大老|纯)?(?:男生|男孩|男的|男人|汉子|爷们|男孩子)|老子|哥们我"
+                        r"|(?:作为|身为)(?:一个|一名|一位)?(?:男生|男孩子?|男人|男性|爸爸|父亲|大老爷们|爷们)", re.I)),
 ]
 _ZODIAC = ("白羊|金牛|双子|巨蟹|狮子|处女|天秤|天蝎|射手|摩羯|水瓶|双鱼")
 _ZODIAC_RE = re.compile(rf"(?:星座[:：]?\s*|我是|我也是|本人)(?P<z>{_ZODIAC})座?"

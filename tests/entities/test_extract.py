@@ -157,6 +157,10 @@ def test_counts(text: str, n: int, qualifier: str) -> None:
         ("我住在北京", EntityKind.PLACE, "北京", "lives_in"),
         ("Sono nato a Napoli", EntityKind.PLACE, "napoli", "from_place"),
         ("I'm from Texas", EntityKind.PLACE, "texas", "from_place"),
+        ("Sono di Palermo.", EntityKind.PLACE, "palermo", "from_place"),
+        ("sono di milano, tifo inter", EntityKind.PLACE, "milano", "from_place"),
+        ("我是土生土长的广州人", EntityKind.PLACE, "广州", "from_place"),
+        ("我们是四川人", EntityKind.PLACE, "四川", "from_place"),
         ("Lavoro presso Google", EntityKind.ORG, "google", "works_at"),
         ("I work at Acme Corp", EntityKind.ORG, "acme corp", "works_at"),
         ("我在腾讯工作", EntityKind.ORG, "腾讯", "works_at"),
@@ -175,6 +179,14 @@ def test_names_places_orgs(text: str, kind: EntityKind, value: str, attribute: s
                                   "Il mio ufficio è in centro", "I work in IT", "I work in Sales"])
 def test_where_one_works_only_when_it_is_a_proper_name(text: str) -> None:
     assert [e for e in extract_entities(text) if e.attribute == "works_at"] == []
+
+
+@pytest.mark.parametrize("text", ["Sono di turno stasera.", "Siamo di fretta, ci sentiamo dopo.", "Sono di nuovo a casa.",
+                                  "我是南方人，吃不惯辣。", "我是个好人。", "我是外地人。"])
+def test_origin_words_name_a_place_only_when_the_gazetteer_knows_it(text: str) -> None:
+    """"Sono di X" and "我是X人" say where one is from only when X is a known place (a Chinese region, a city of
+    50,000 or more, a country): not "di turno", "南方人" (南方 is a region of Cameroon and of Bahrain)."""
+    assert not [e for e in extract_entities(text) if e.kind is EntityKind.PLACE]
 
 
 @pytest.mark.parametrize("text", ["i live in touch with my old friends", "we live in harmony", "i grew up in poverty",

@@ -36,6 +36,10 @@ def _facts(text: str) -> object:
         ("我喜欢猫", "我讨厌猫", "like_vs_dislike"),
         ("性别：女", "我是男生", "gender"),
         ("星座：射手座", "我是天蝎座的", "zodiac"),
+        ("性别：女", "我是个大老爷们，不哭", "gender"),
+        ("我是男生。", "作为一个女孩子，我很喜欢粉色", "gender"),
+        ("Sono una donna.", "Da uomo ti dico che non è facile.", "gender"),
+        ("I'm a woman.", "As a guy, I never cared about fashion.", "gender"),
         ("I'm a nurse", "I am a teacher", "occupation"),
         ("I am a student", "I am not a student", "negation"),
     ],
@@ -62,6 +66,10 @@ def test_rule_fires(old: str, new: str, rule: str) -> None:
         ("I was born in 1990", "I'm 35 years old"),
         ("I am a student", "I am a good student"),
         ("性别：女", "我是女生"),
+        ("性别：女", "作为一个女生，我也爱看球"),
+        ("I'm a woman.", "I see my brother as a man of his word."),  # "as a man" said of another
+        ("Sono una donna.", "Ho comprato delle scarpe da uomo per mio marito."),
+        ("I'm a man.", "Mom, as a mother, said no."),
     ],
 )
 def test_rule_does_not_fire(old: str, new: str) -> None:
