@@ -155,8 +155,9 @@ STILL_LIVE_THERE = re.compile(
     r"(?:vivo|abito)\s+(?P<there4>ancora|tuttora)\b|(?:现在|至今|一直)还?(?:住在|生活在)(?P<there5>那里|那儿|那边)",
     re.I)
 #: where one is from, said with a word that is a place only when the gazetteer knows what follows ("Sono di Palermo";
-#: not "sono di turno", "sono di fretta"): read by ``extract._known_origins``
-ORIGIN_KNOWN = re.compile(r"\b(?:sono|siamo)\s+di\s+", re.I)
+#: not "sono di turno", "sono di fretta"), with no other subject before it ("Io sono di Bari", "Ciao, sono di Bari",
+#: "Anna, e sono di Bari"; not "Le foto sono di Parigi", "I miei sono di Napoli"): read by ``extract._known_origins``
+ORIGIN_KNOWN = re.compile(r"(?:^|[.!?;:,]\s*|\b(?:io|anch'io|e|ma|però|che)\s+)(?:sono|siamo)\s+di\s+", re.I)
 #: "我是广州人", "我是土生土长的成都人": a known place (a Chinese region, a city, a country) before 人
 ORIGIN_ZH = re.compile(r"我(?:们)?(?:是|算是)(?:土生土长的|地道的|正宗的)?(?P<p>[\u4e00-\u9fff]{2,4}?)人")
 PLACE_PREFIX_ZH: list[tuple[str, re.Pattern[str]]] = [

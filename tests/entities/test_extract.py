@@ -159,6 +159,7 @@ def test_counts(text: str, n: int, qualifier: str) -> None:
         ("I'm from Texas", EntityKind.PLACE, "texas", "from_place"),
         ("Sono di Palermo.", EntityKind.PLACE, "palermo", "from_place"),
         ("sono di milano, tifo inter", EntityKind.PLACE, "milano", "from_place"),
+        ("Ciao! Io sono di Bari, tu?", EntityKind.PLACE, "bari", "from_place"),
         ("我是土生土长的广州人", EntityKind.PLACE, "广州", "from_place"),
         ("我们是四川人", EntityKind.PLACE, "四川", "from_place"),
         ("Lavoro presso Google", EntityKind.ORG, "google", "works_at"),
@@ -182,6 +183,7 @@ def test_where_one_works_only_when_it_is_a_proper_name(text: str) -> None:
 
 
 @pytest.mark.parametrize("text", ["Sono di turno stasera.", "Siamo di fretta, ci sentiamo dopo.", "Sono di nuovo a casa.",
+                                  "Le foto sono di Parigi.", "I miei genitori sono di Napoli.",
                                   "我是南方人，吃不惯辣。", "我是个好人。", "我是外地人。"])
 def test_origin_words_name_a_place_only_when_the_gazetteer_knows_it(text: str) -> None:
     """"Sono di X" and "我是X人" say where one is from only when X is a known place (a Chinese region, a city of
