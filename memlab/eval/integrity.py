@@ -238,9 +238,15 @@ class IntegrityTask(EvalTask):
         **overrides: Any,
     ) -> None:
         from memlab.embedding import resolve_embedder
-        from memlab.integrity import LEVELS
+        from memlab.integrity import LEVELS, IntegrityConfig
         from memlab.judges import resolve_judge
 
+        unknown = sorted(set(overrides) - set(IntegrityConfig.model_fields) - {"levels"})
+        if unknown:  # else every unit would fail alike inside the checker, one error per unit
+            raise InvalidInputError(
+                f"Unknown integrity checker setting(s) {unknown}: the keyword arguments after the task's own are "
+                f"IntegrityConfig fields ({', '.join(sorted(IntegrityConfig.model_fields))}). Got {unknown} instead."
+            )
         self.dataset, self.split = dataset, split or INTEGRITY_DATASETS.get(dataset, ("test",))[0]
         self.data_dir, self.settings, self.overrides, self.n_resamples = (
             data_dir,

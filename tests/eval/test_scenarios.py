@@ -242,6 +242,10 @@ def test_registered_runner_and_its_arguments(tmp_path: Path) -> None:
         run_scenarios_task(out_dir=tmp_path, seed=0, dataset="snli")
     with pytest.raises(InvalidInputError, match="fake"):  # a fake embedder only where vectors cannot matter
         run_scenarios_task(out_dir=tmp_path, seed=0, judge="none", embedder="fake", limit=2)
+    # a misspelt keyword (out= for out_dir=) is refused before any pair is checked, naming it
+    with pytest.raises(InvalidInputError, match=r"\['out'\].*confidence_threshold"):
+        evaluate_scenarios(out=tmp_path, judge="none", embedder=FakeEmbedder(dim=32), exhaustive=True, limit=2)
+    assert not list(tmp_path.iterdir())
 
 
 def test_suite_and_gate_name_the_task() -> None:
