@@ -134,6 +134,7 @@ def _contradiction(args: argparse.Namespace) -> int:
 
 
 def _scenarios(args: argparse.Namespace) -> int:
+    from memlab.config import Settings
     from memlab.eval.scenarios import evaluate_scenarios
 
     parts = ["memlab", "eval", "scenarios"]
@@ -147,6 +148,7 @@ def _scenarios(args: argparse.Namespace) -> int:
         limit=args.limit,
         seed=args.seed,
         out_dir=args.out,
+        settings=Settings(),  # the checker a user runs: MEMLAB_INTEGRITY_* and the rest of the environment apply
         command=" ".join(parts),
         progress=sys.stderr.isatty(),
     )

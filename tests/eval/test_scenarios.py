@@ -289,6 +289,18 @@ def test_real_default_metrics_are_well_formed(tmp_path: Path) -> None:
         assert not math.isnan(e.score or 0.0)
 
 
+@pytest.mark.model
+def test_cli_checks_with_the_settings_of_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `memlab eval alarms` and `memlab eval integrity` read MEMLAB_INTEGRITY_*; the scenarios command ignored them
+    from memlab.cli.main import main
+
+    monkeypatch.setenv("MEMLAB_INTEGRITY_JUDGE_NO_CUE_THRESHOLD", "0.99")
+    monkeypatch.setenv("MEMLAB_INTEGRITY_MAX_JUDGED_PAIRS", "2")
+    assert main(["eval", "scenarios", "--judge", "none", "--limit", "2", "--out", str(tmp_path / "run")]) in (0, 1)
+    params = load_run(tmp_path / "run").spec.params
+    assert params["judge_no_cue_threshold"] == 0.99 and params["max_judged_pairs"] == 2
+
+
 def test_public_names_sorted_and_documented() -> None:
     import inspect
 
