@@ -32,6 +32,10 @@ def register(groups: dict[str, Any]) -> None:
     p.add_argument("--no-wait", action="store_true", help="do not wait for this turn's background checks")
     p.add_argument("--timeout", type=float, default=600.0, help="max seconds to wait for the checks (default 600)")
     p.add_argument("--judge", default=None, help="judge name (default: settings, 'default')")
+    p.add_argument("--at", default=None,
+                   help="when the message was said, ISO 8601 (e.g. 2023-05-08T13:56:00, naive = UTC; default now): "
+                        "its relative dates ('last Friday'), memories and notifications take this time, so a "
+                        "logged conversation replays as it was said")
     p.set_defaults(func=_chat)
 
     p = top.add_parser("notifications", help="list a user's pending notifications")
@@ -96,13 +100,15 @@ def _chat(args: argparse.Namespace) -> int:
 async def _chat_async(args: argparse.Namespace) -> int:
     from memlab._validation import check_positive_float
     from memlab.app import open_memlab
+    from memlab.clock import check_time
 
     check_positive_float(args.timeout, name="--timeout", owner="memlab chat")  # before the database is opened
+    at = check_time(args.at, name="--at", owner="memlab chat")
     lab = open_memlab(args.db, settings=_settings(), embedder=args.embedder, judge=args.judge, lang=args.lang,
                       reembed=args.reembed)
     try:
         resp, done = await lab.turn_async(args.user, args.message, chat_id=args.chat, wait=not args.no_wait,
-                                          timeout=args.timeout)
+                                          timeout=args.timeout, at=at)
         if not done:
             print(f"memlab: warning: checks still running after {args.timeout:.0f}s; they stay queued",
                   file=sys.stderr)

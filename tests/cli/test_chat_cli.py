@@ -104,3 +104,23 @@ def test_no_wait_leaves_checks_queued_for_the_next_run(tmp_path):
     memlab("chat", "--db", db, "--user", "u1", "--message", "Buongiorno")
     out = json.loads(memlab("chat", "--db", db, "--user", "u1", "--message", "Che ore sono?", "--json").stdout)
     assert out["response"].startswith("[⚠️ IMPORTANTE] Ho rilevato una contraddizione")
+
+
+@pytest.mark.model  # runs a real model in a subprocess
+def test_at_replays_a_logged_message_at_its_own_time(tmp_path):
+    import sqlite3
+
+    db = str(tmp_path / "m.db")
+    bad = memlab("chat", "--db", db, "--user", "u1", "--message", "Ciao", "--at", "l'8 maggio", check=False)
+    assert bad.returncode == 1 and "'--at' parameter of memlab chat must be an ISO 8601" in bad.stderr
+    assert not Path(db).exists()  # refused before the database is opened
+    memlab("chat", "--db", db, "--user", "u1", "--message", "Last Friday I went to the car show with my brother.",
+           "--at", "2023-05-08T13:56:00")
+    con = sqlite3.connect(db)
+    try:
+        (text, created), = con.execute("SELECT text, created_at FROM memories").fetchall()
+        turns = [t for (t,) in con.execute("SELECT created_at FROM chat_turns")]
+    finally:
+        con.close()
+    assert "5 May 2023" in text and created == "2023-05-08T13:56:00+00:00"  # Friday before that Monday, not today's
+    assert turns and set(turns) == {"2023-05-08T13:56:00+00:00"}
