@@ -34,6 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memlab._sync import run_blocking
 from memlab._validation import check_positive_float
 from memlab.clock import check_time, message_time
 from memlab.config import Settings
@@ -175,14 +176,7 @@ class Memlab:
                                                       at=at))
             return resp
 
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return run()
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="memlab-turn") as pool:
-            return pool.submit(run).result()
+        return run_blocking(run, thread_name="memlab-turn")
 
     async def turn_async(self, user_id: str, message: str, *, chat_id: str | None = None, wait: bool = True,
                          timeout: float = 300.0, at: datetime | str | None = None) -> tuple[AssistantResponse, bool]:

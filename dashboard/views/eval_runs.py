@@ -123,6 +123,8 @@ for note in run.notes or []:
 with st.expander("Tutte le metriche"):
     st.dataframe(run.to_pandas("metrics"), hide_index=True, width="stretch", key="eval_metrics")
 examples = run.to_pandas("examples")
+if spec.task == "alarms":  # a replay: notifications per 100 messages by urgency, planted contradictions by kind
+    plot_or_explain(st, "alarms overview", lambda: plots.alarms_overview(run), "eval_alarms")
 c1, c2 = st.columns(2)
 plot_or_explain(c1, "confusion matrix", lambda: plots.confusion_matrix(run), "eval_cm", enabled=bool(run.confusion))
 scored = examples[examples["score"].notna() & examples["gold"].notna()] if "score" in examples else examples[:0]

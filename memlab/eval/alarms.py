@@ -43,6 +43,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+from memlab._sync import run_blocking
 from memlab.errors import DatasetFormatError, InvalidInputError
 from memlab.eval.runs import EvalRun, Example
 from memlab.eval.task import EvalTask, Scored, check_limit, run_task
@@ -218,16 +219,22 @@ def replay_conversation(conv: Any, index: int = 0, plants: Sequence[Plant] = (),
         max_sessions: replay only the first sessions (a smoke size).
         settings: :class:`memlab.config.Settings` (default: the defaults, no LLM).
         path: the SQLite file (default: a temporary one, removed afterwards).
+
+    Works in a plain script and inside a running event loop (a Jupyter cell).
     """
     from memlab.config import Settings
 
     settings = settings or Settings(llm_backend="none")
+
+    def run(db: str) -> ReplayLog:  # on a worker thread inside a running loop (a Jupyter cell)
+        return run_blocking(lambda: asyncio.run(_replay(conv, index, plants, path=db, embedder=embedder, judge=judge,
+                                                        max_sessions=max_sessions, settings=settings)),
+                            thread_name="memlab-alarms")
+
     if path is not None:
-        return asyncio.run(_replay(conv, index, plants, path=path, embedder=embedder, judge=judge,
-                                   max_sessions=max_sessions, settings=settings))
+        return run(path)
     with tempfile.TemporaryDirectory(prefix="memlab-alarms-") as tmp:
-        return asyncio.run(_replay(conv, index, plants, path=str(Path(tmp) / "replay.db"), embedder=embedder,
-                                   judge=judge, max_sessions=max_sessions, settings=settings))
+        return run(str(Path(tmp) / "replay.db"))
 
 
 def _pair_of(n: dict[str, Any]) -> set[int]:
@@ -247,7 +254,8 @@ class AlarmsTask(EvalTask):
         plants: a plants file, or ``None``.
         data_dir: another copy of LoCoMo.
         embedder, judge: names or objects (default: the settings' defaults).
-        max_sessions: replay only the first sessions of each conversation.
+        max_sessions: replay only the first sessions of each conversation (plants said after them, or contradicting
+            a turn of a later session, are left out of the plant figures).
         settings: :class:`memlab.config.Settings` fields for the replayed databases (e.g.
             ``{"integrity_confidence_threshold": 0.9}``); the LLM is always off.
     """
@@ -306,7 +314,7 @@ class AlarmsTask(EvalTask):
         stray = sorted({p.conv for p in self.plants} - set(range(len(convs))))
         if stray:
             raise InvalidInputError(f"Plants name conversations {stray} that do not exist.")
-        self._plants_here = [p for p in self.plants if p.conv in known]
+        self._plants_here = [p for p in self.plants if p.conv in known and self._replayed(p)]
         for p in self._plants_here:  # every plant must point at real turns of its speaker
             conv = convs[p.conv]
             try:
@@ -318,6 +326,13 @@ class AlarmsTask(EvalTask):
                 raise InvalidInputError(f"Plant {p.id!r}: {p.contradicts} was said by {said.speaker!r}, "
                                         f"not {p.speaker!r}.")
         return indexed[:limit] if limit else indexed
+
+    def _replayed(self, p: Plant) -> bool:
+        """Whether ``p`` and the turn it contradicts are both in the replayed sessions (``max_sessions``): a plant
+        whose line or original is never said can be neither caught nor missed."""
+        if self.max_sessions is None:
+            return True
+        return all(int(ref[1:].split(":")[0]) <= self.max_sessions for ref in (p.after, p.contradicts))
 
     def solve(self, samples: Sequence[tuple[int, Any]], *, progress: bool) -> list[ReplayLog]:
         emb, judge = self._load()
@@ -360,6 +375,7 @@ class AlarmsTask(EvalTask):
             per_conv[str(rl.conv)] = {
                 "sample_id": rl.sample_id, "messages": msgs, "notifications": len(mine),
                 "per_100": _per_100(len(mine), msgs), "high_per_100": _per_100(urg["high"], msgs),
+                "medium_per_100": _per_100(urg["medium"], msgs), "low_per_100": _per_100(urg["low"], msgs),
                 "active_memories": rl.active_memories, "turn_kinds": rl.kinds, "seconds": round(rl.seconds, 1)}
             for pid, p in plants.items():
                 if p.conv != rl.conv:

@@ -30,6 +30,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memlab._sync import run_blocking
+
 __all__ = ["PROMPTS", "PromptResult", "load_prompts", "main", "one_per_class", "run_prompt_set", "summarize"]
 
 #: The prompt set, relative to the repository root.
@@ -129,14 +131,7 @@ def run_prompt_set(llm: Any, prompts: Sequence[dict[str, str]] | None = None, *,
         return asyncio.run(_run(llm, prompts if prompts is not None else load_prompts(), max_steps=max_steps,
                                 user=user))
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return run()
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="memlab-llm-tools") as pool:
-        return pool.submit(run).result()
+    return run_blocking(run, thread_name="memlab-llm-tools")
 
 
 def one_per_class(prompts: Sequence[dict[str, str]]) -> list[dict[str, str]]:

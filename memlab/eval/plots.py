@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go
 
 __all__ = [
+    "alarms_overview",
     "confusion_matrix",
     "pr_curve",
     "recall_at_k",
@@ -274,4 +275,86 @@ def switch_decisions(source: EvalRun | dict[str, Any]) -> go.Figure:
         xaxis_title="decision",
         yaxis_title="event queries",
     )
+    return fig
+
+
+_URGENCY_COLORS = (("high", "#d62728"), ("medium", "#ff7f0e"), ("low", "#9e9e9e"))
+
+
+def alarms_overview(
+    source: EvalRun | dict[str, Any], *, budget: float = 3.0, high_budget: float = 1.0
+) -> go.Figure:
+    """How often memlab interrupts, per replayed conversation (an ``alarms`` run, or its metrics dict).
+
+    Left: contradiction notifications per 100 messages of each conversation, stacked by urgency, with the budgets as
+    dashed lines (``budget`` for all notifications, ``high_budget`` for HIGH; by default the targets memlab is
+    measured against, 3 and 1 per 100 messages). Right, when the run had a plants file: the planted contradictions of
+    each kind, caught (by a HIGH or MEDIUM notification) and missed, with the recall and the decoys' false-alarm rate
+    in the title.
+
+    Raises:
+        InvalidInputError: not an alarms run.
+
+    Example:
+        >>> m = {"alarms": {"per_100": 1.5, "per_conversation": {"0": {"sample_id": "conv-26", "messages": 400,
+        ...      "high_per_100": 0.25, "medium_per_100": 1.0, "low_per_100": 0.25}}},
+        ...      "plants": {"recall": 0.5, "decoy_false_alarm_rate": 0.0,
+        ...      "by_kind": {"date": {"n": 4, "caught": 2, "recall": 0.5}}}}
+        >>> fig = alarms_overview(m)
+        >>> [t.name for t in fig.data]
+        ['HIGH', 'MEDIUM', 'LOW', 'caught', 'missed']
+        >>> fig.data[0].y
+        (0.25,)
+    """
+    _go()  # plotly present, else MissingDependencyError
+    from plotly.subplots import make_subplots
+
+    m = source.metrics if isinstance(source, EvalRun) else source
+    if "alarms" not in m or "per_conversation" not in m["alarms"]:
+        raise InvalidInputError("Not an alarms run: its metrics have no 'alarms.per_conversation'.")
+    a, plants = m["alarms"], m.get("plants")
+    convs = a["per_conversation"]
+    names = [str(c.get("sample_id") or k) for k, c in convs.items()]
+    title = ""
+    if isinstance(source, EvalRun):
+        title = f" · {source.spec.dataset}/{source.spec.split} · {source.spec.judge}"
+    fig = make_subplots(
+        rows=1,
+        cols=2 if plants else 1,
+        column_widths=[0.55, 0.45] if plants else None,
+        subplot_titles=(
+            f"notifications / 100 messages (all {a.get('per_100', 0):.2f})",
+            *(
+                [
+                    f"planted contradictions caught {plants.get('recall') or 0:.2f}, "
+                    f"decoys alarmed {plants.get('decoy_false_alarm_rate') or 0:.2f}"
+                ]
+                if plants
+                else []
+            ),
+        ),
+    )
+    for urgency, color in _URGENCY_COLORS:
+        # runs written before the medium/low split per conversation: all but HIGH counted as MEDIUM
+        rest = [max(0.0, c.get("per_100", 0.0) - c.get("high_per_100", 0.0)) for c in convs.values()]
+        ys = [
+            c.get(f"{urgency}_per_100", rest[i] if urgency == "medium" else 0.0)
+            for i, c in enumerate(convs.values())
+        ]
+        fig.add_bar(
+            x=names, y=ys, name=urgency.upper(), marker_color=color, row=1, col=1,
+            hovertemplate=f"%{{x}} {urgency.upper()}: %{{y:.2f}} / 100 messages<extra></extra>",
+        )
+    for level, label in ((budget, "budget (all)"), (high_budget, "budget (HIGH)")):
+        fig.add_hline(y=level, line_dash="dash", line_color="#555", annotation_text=label, row=1, col=1)
+    if plants:
+        kinds = sorted(plants.get("by_kind", {}))
+        by_kind = plants["by_kind"]
+        caught = [by_kind[k]["caught"] for k in kinds]
+        fig.add_bar(x=kinds, y=caught, name="caught", marker_color="#2171b5", row=1, col=2)
+        fig.add_bar(x=kinds, y=[by_kind[k]["n"] - c for k, c in zip(kinds, caught, strict=True)], name="missed",
+                    marker_color="#c6dbef", row=1, col=2)
+        fig.update_yaxes(title_text="planted contradictions", row=1, col=2)
+    fig.update_layout(barmode="stack", legend_traceorder="normal", title=f"How often memlab interrupts{title}")
+    fig.update_yaxes(title_text="per 100 messages", row=1, col=1)
     return fig

@@ -170,6 +170,32 @@ def test_item4_eval_run_without_positive_gold_shows_a_message_not_a_crash(app):
     assert len(charts) == 1 and "onfusion" in titles[0], titles  # what can be plotted still is
 
 
+def test_an_alarms_run_is_drawn_per_conversation_and_plant_kind(app, tmp_path):
+    import shutil
+
+    from memlab.eval.alarms import run_alarms_task
+    from memlab.testing import FakeEmbedder, ScriptedJudge
+
+    locomo = tmp_path / "locomo"
+    locomo.mkdir()
+    conv = {"speaker_a": "Alice", "speaker_b": "Bob", "session_1_date_time": "1:00 pm on 8 May, 2023",
+            "session_1": [{"speaker": s, "dia_id": f"D1:{i}", "text": t} for i, (s, t) in enumerate(
+                [("Alice", "I was born on 12 July 1990 in Rome."), ("Bob", "Nice, I love Rome.")], 1)]}
+    (locomo / "locomo10.json").write_text(json.dumps([{"sample_id": "conv-x", "conversation": conv, "qa": []}] * 3))
+    plants = tmp_path / "plants.jsonl"
+    plants.write_text(json.dumps({"conv": 0, "id": "p1", "speaker": "Alice", "after": "D1:2", "text":
+                                  "My birthday is on 15 August.", "contradicts": "D1:1", "kind": "date",
+                                  "label": "contradiction"}))
+    run_alarms_task(split="dev", plants=plants, data_dir=locomo, embedder=FakeEmbedder(), judge=ScriptedJudge(),
+                    out_dir=tmp_path / "runs" / "alarms", limit=1)
+    shutil.rmtree(tmp_path / "runs" / "memory_recall", ignore_errors=True)  # the fixture's other run
+    app.switch_page("views/eval_runs.py")
+    app.run()
+    assert not app.exception, app.exception
+    titles = [json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "") for c in app.get("plotly_chart")]
+    assert any(t.startswith("How often memlab interrupts") for t in titles), titles
+
+
 def test_item5_services_load_once_and_are_cached(app):
     from common import _opened  # the app put dashboard/ on sys.path
 

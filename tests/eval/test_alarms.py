@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -173,3 +174,46 @@ def test_a_decoy_contradicting_another_plant_is_not_a_false_alarm(locomo_dir: Pa
     assert between, "the two planted birthdays should clash"
     assert run.metrics["plants"]["decoy_false_alarm_rate"] == 0.0
     assert run.metrics["plants"]["recall"] == 1.0  # the plant is still caught against the original turn
+
+
+def test_overview_plot_draws_the_runs_own_numbers(locomo_dir: Path, tmp_path: Path) -> None:
+    from memlab.eval import plots
+    from memlab.eval.runs import load_run
+
+    path = _plants(tmp_path, [PLANT, DECOY])
+    run_alarms_task(split="dev", plants=path, data_dir=locomo_dir, embedder=FakeEmbedder(),
+                    judge=ScriptedJudge(default=0.99), out_dir=tmp_path / "run", limit=2)
+    run = load_run(tmp_path / "run")
+    fig = plots.alarms_overview(run)
+    convs = run.metrics["alarms"]["per_conversation"]
+    bars = {t.name: t for t in fig.data}
+    for urgency in ("high", "medium", "low"):
+        assert list(bars[urgency.upper()].y) == [c[f"{urgency}_per_100"] for c in convs.values()]
+    assert list(bars["HIGH"].x) == [c["sample_id"] for c in convs.values()]
+    for c in convs.values():  # the three urgencies are the whole count
+        assert c["high_per_100"] + c["medium_per_100"] + c["low_per_100"] == pytest.approx(c["per_100"], abs=2e-3)
+    kind = run.metrics["plants"]["by_kind"]["date"]
+    assert bars["caught"].y[0] + bars["missed"].y[0] == kind["n"] and bars["caught"].y[0] == kind["caught"]
+    with pytest.raises(InvalidInputError, match="Not an alarms run"):
+        plots.alarms_overview({"accuracy": 1.0})
+
+
+def test_plants_beyond_the_replayed_sessions_are_left_out(locomo_dir: Path, tmp_path: Path) -> None:
+    # PLANT is said in session 2: replaying one session cannot catch or miss it
+    path = _plants(tmp_path, [PLANT, {**DECOY, "after": "D1:2", "id": "d0"}])
+    run = run_alarms_task(split="dev", plants=path, data_dir=locomo_dir, embedder=FakeEmbedder(),
+                          judge=ScriptedJudge(), out_dir=tmp_path / "run", limit=1, max_sessions=1)
+    plants = run.metrics["plants"]
+    assert plants["contradictions"] == 0 and plants["decoys"] == 1 and run.spec.params["n_plants"] == 1
+    assert plants["recall"] is None
+
+
+def test_replays_inside_a_running_event_loop(locomo_dir: Path, tmp_path: Path) -> None:
+    # a Jupyter cell runs in the kernel's loop, where a bare asyncio.run refuses to start
+    import asyncio
+
+    async def cell() -> Any:
+        return run_alarms_task(split="dev", plants=_plants(tmp_path, [PLANT]), data_dir=locomo_dir,
+                               embedder=FakeEmbedder(), judge=ScriptedJudge(), out_dir=tmp_path / "run", limit=1)
+
+    assert asyncio.run(cell()).metrics["plants"]["recall"] == 1.0
