@@ -281,6 +281,10 @@ def switch_decisions(source: EvalRun | dict[str, Any]) -> go.Figure:
 _URGENCY_COLORS = (("high", "#d62728"), ("medium", "#ff7f0e"), ("low", "#9e9e9e"))
 
 
+def _share(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.2f}"
+
+
 def alarms_overview(
     source: EvalRun | dict[str, Any], *, budget: float = 3.0, high_budget: float = 1.0
 ) -> go.Figure:
@@ -297,7 +301,7 @@ def alarms_overview(
 
     Example:
         >>> m = {"alarms": {"per_100": 1.5, "per_conversation": {"0": {"sample_id": "conv-26", "messages": 400,
-        ...      "high_per_100": 0.25, "medium_per_100": 1.0, "low_per_100": 0.25}}},
+        ...      "per_100": 1.5, "high_per_100": 0.25, "medium_per_100": 1.0, "low_per_100": 0.25}}},
         ...      "plants": {"recall": 0.5, "decoy_false_alarm_rate": 0.0,
         ...      "by_kind": {"date": {"n": 4, "caught": 2, "recall": 0.5}}}}
         >>> fig = alarms_overview(m)
@@ -305,6 +309,9 @@ def alarms_overview(
         ['HIGH', 'MEDIUM', 'LOW', 'caught', 'missed']
         >>> fig.data[0].y
         (0.25,)
+        >>> del m["alarms"]["per_conversation"]["0"]["medium_per_100"]  # a run of before the split
+        >>> [t.name for t in alarms_overview(m).data][:2]
+        ['HIGH', 'MEDIUM + LOW']
     """
     _go()  # plotly present, else MissingDependencyError
     from plotly.subplots import make_subplots
@@ -326,25 +333,23 @@ def alarms_overview(
             f"notifications / 100 messages (all {a.get('per_100', 0):.2f})",
             *(
                 [
-                    f"planted contradictions caught {plants.get('recall') or 0:.2f}, "
-                    f"decoys alarmed {plants.get('decoy_false_alarm_rate') or 0:.2f}"
+                    f"planted contradictions caught {_share(plants.get('recall'))}, "
+                    f"decoys alarmed {_share(plants.get('decoy_false_alarm_rate'))}"
                 ]
                 if plants
                 else []
             ),
         ),
     )
-    for urgency, color in _URGENCY_COLORS:
-        # runs written before the medium/low split per conversation: all but HIGH counted as MEDIUM
-        rest = [max(0.0, c.get("per_100", 0.0) - c.get("high_per_100", 0.0)) for c in convs.values()]
-        ys = [
-            c.get(f"{urgency}_per_100", rest[i] if urgency == "medium" else 0.0)
-            for i, c in enumerate(convs.values())
-        ]
-        fig.add_bar(
-            x=names, y=ys, name=urgency.upper(), marker_color=color, row=1, col=1,
-            hovertemplate=f"%{{x}} {urgency.upper()}: %{{y:.2f}} / 100 messages<extra></extra>",
-        )
+    if all("medium_per_100" in c for c in convs.values()):
+        series = [(u.upper(), color, [c[f"{u}_per_100"] for c in convs.values()]) for u, color in _URGENCY_COLORS]
+    else:  # a run written before the per-conversation MEDIUM / LOW split
+        series = [("HIGH", _URGENCY_COLORS[0][1], [c["high_per_100"] for c in convs.values()]),
+                  ("MEDIUM + LOW", _URGENCY_COLORS[1][1],
+                   [round(c["per_100"] - c["high_per_100"], 3) for c in convs.values()])]
+    for name, color, ys in series:
+        fig.add_bar(x=names, y=ys, name=name, marker_color=color, row=1, col=1,
+                    hovertemplate=f"%{{x}} {name}: %{{y:.2f}} / 100 messages<extra></extra>")
     for level, label in ((budget, "budget (all)"), (high_budget, "budget (HIGH)")):
         fig.add_hline(y=level, line_dash="dash", line_color="#555", annotation_text=label, row=1, col=1)
     if plants:
