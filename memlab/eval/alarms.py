@@ -37,7 +37,7 @@ import logging
 import re
 import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -164,7 +164,7 @@ def user_id_of(speaker: str) -> str:
 
 
 async def _replay(conv: Any, index: int, plants: Sequence[Plant], *, path: str, embedder: Any, judge: Any,
-                  max_sessions: int | None, settings: Any) -> ReplayLog:
+                  max_sessions: int | None, settings: Any, on_message: Callable[[], Any] | None = None) -> ReplayLog:
     import time
 
     from memlab.app import open_memlab
@@ -194,6 +194,8 @@ async def _replay(conv: Any, index: int, plants: Sequence[Plant], *, path: str, 
                     resp, _ = await lab.turn_async(uid, text, at=at)
                     rl.n_messages += 1
                     rl.n_plants += ref.startswith("plant:")
+                    if on_message is not None:
+                        on_message()
                     kinds[resp.kind] += 1
                     if resp.memory_ids:
                         rl.memories[ref] = list(resp.memory_ids)
@@ -208,7 +210,8 @@ async def _replay(conv: Any, index: int, plants: Sequence[Plant], *, path: str, 
 
 
 def replay_conversation(conv: Any, index: int = 0, plants: Sequence[Plant] = (), *, embedder: Any, judge: Any,
-                        max_sessions: int | None = None, settings: Any = None, path: str | None = None) -> ReplayLog:
+                        max_sessions: int | None = None, settings: Any = None, path: str | None = None,
+                        on_message: Callable[[], Any] | None = None) -> ReplayLog:
     """Replay one LoCoMo conversation (with its plants) through a fresh memlab database (see the module docs).
 
     Args:
@@ -219,6 +222,7 @@ def replay_conversation(conv: Any, index: int = 0, plants: Sequence[Plant] = (),
         max_sessions: replay only the first sessions (a smoke size).
         settings: :class:`memlab.config.Settings` (default: the defaults, no LLM).
         path: the SQLite file (default: a temporary one, removed afterwards).
+        on_message: called after each replayed message (a progress bar's ``update``).
 
     Works in a plain script and inside a running event loop (a Jupyter cell).
     """
@@ -228,7 +232,8 @@ def replay_conversation(conv: Any, index: int = 0, plants: Sequence[Plant] = (),
 
     def run(db: str) -> ReplayLog:  # on a worker thread inside a running loop (a Jupyter cell)
         return run_blocking(lambda: asyncio.run(_replay(conv, index, plants, path=db, embedder=embedder, judge=judge,
-                                                        max_sessions=max_sessions, settings=settings)),
+                                                        max_sessions=max_sessions, settings=settings,
+                                                        on_message=on_message)),
                             thread_name="memlab-alarms")
 
     if path is not None:
@@ -338,19 +343,24 @@ class AlarmsTask(EvalTask):
         emb, judge = self._load()
         out = []
         bar = None
-        if progress:
+        if progress:  # one tick per replayed message: a whole split is ~4,000 messages and tens of minutes
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=len(samples), desc="alarms: conversations", unit="conv")
+            total = 0
+            for i, conv in samples:
+                sessions = conv.sessions if self.max_sessions is None else conv.sessions[:self.max_sessions]
+                total += sum(1 for s in sessions for t in s.turns if (t.text or "").strip())
+                total += sum(1 for p in self._plants_here if p.conv == i)
+            bar = tqdm(total=total, desc="alarms: replay", unit="msg")
         for i, conv in samples:
             plants = [p for p in self._plants_here if p.conv == i]
+            if bar is not None:
+                bar.set_postfix_str(conv.sample_id)
             rl = replay_conversation(conv, i, plants, embedder=emb, judge=judge, max_sessions=self.max_sessions,
-                                     settings=self.settings)
+                                     settings=self.settings, on_message=bar.update if bar is not None else None)
             log.info("alarms: conversation %d: %d messages, %d notifications in %.0fs", i, rl.n_messages,
                      len(rl.notifications), rl.seconds)
             out.append(rl)
-            if bar is not None:
-                bar.update(1)
         if bar is not None:
             bar.close()
         return out

@@ -217,3 +217,12 @@ def test_replays_inside_a_running_event_loop(locomo_dir: Path, tmp_path: Path) -
                                embedder=FakeEmbedder(), judge=ScriptedJudge(), out_dir=tmp_path / "run", limit=1)
 
     assert asyncio.run(cell()).metrics["plants"]["recall"] == 1.0
+
+
+def test_progress_ticks_once_per_replayed_message(locomo_dir: Path, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    run = run_alarms_task(split="dev", plants=_plants(tmp_path, [PLANT]), data_dir=locomo_dir, embedder=FakeEmbedder(),
+                          judge=ScriptedJudge(), out_dir=tmp_path / "run", limit=1, progress=True)
+    err = capsys.readouterr().err
+    assert run.metrics["alarms"]["messages"] == 6 and "alarms: replay" in err
+    assert "7/7" in err  # the conversation's 6 messages and the planted line, counted before the replay
