@@ -405,14 +405,20 @@ class SQLiteBackend(SQLReads):
             self._index_path.unlink()
 
     def _backfill_fts(self) -> None:
-        """Index in ``memories_fts`` the memories written before it existed (an older file; a no-op after)."""
-        row = self._db.query_one("SELECT COALESCE(MAX(rowid), 0) AS n FROM memories_fts")
-        last = int(row["n"]) if row else 0
-        rows = self._db.query("SELECT id, user_id, text FROM memories WHERE id > ? ORDER BY id", (last,))
-        if not rows:
+        """Index in ``memories_fts`` the memories written before it existed (an older file; a no-op after).
+
+        Another process may add memories (each indexed in its own transaction) while this one opens the file: the
+        rows to index are read again under the write lock, or a memory committed between the two reads would be
+        indexed twice (FTS5: "constraint failed", and the store would not open)."""
+        missing = (
+            "SELECT id, user_id, text FROM memories "
+            "WHERE id > (SELECT COALESCE(MAX(rowid), 0) FROM memories_fts) ORDER BY id"
+        )
+        if not self._db.query(f"{missing} LIMIT 1"):  # the usual case: no write lock taken
             return
         try:
             with self._db.transaction():
+                rows = self._db.query(missing)
                 self._db.executemany(
                     "INSERT INTO memories_fts(rowid, owner, text) VALUES (?, ?, ?)",
                     [(int(r["id"]), owner_token(r["user_id"]), lexical_text(r["text"])) for r in rows],

@@ -210,3 +210,31 @@ def test_context_of_a_message_longer_than_a_memory_text(store: MemoryStore) -> N
     long_message = "Where do I live? " + "x" * (2 * store.max_text_chars)
     items = store.context_items("u1", long_message, k=5)
     assert [m.text for m in items] == ["I live in Rome and I work as a nurse."]
+
+
+def test_opening_while_another_process_adds_indexes_each_memory_once(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # the race CI met once (two processes on one file): a memory committed, full-text row included, between the
+    # opening store's two reads of what to back-fill was indexed a second time -> "constraint failed" on open
+    from memlab.store.db import Database
+
+    path = str(tmp_path / "m.db")
+    MemoryStore(path, embedder=FakeEmbedder(dim=32)).close()
+    other = MemoryStore(path, embedder=FakeEmbedder(dim=32))  # already open, as the other process was
+    real, added = Database.query, []
+
+    def query(self: Database, sql: str, *args: object, **kwargs: object) -> object:
+        if not added and "FROM memories WHERE id >" in sql:
+            added.append(None)
+            added[0] = other.add("u2", "Il volo per Osaka parte alle sette")  # commits between the opener's reads
+        return real(self, sql, *args, **kwargs)
+
+    monkeypatch.setattr(Database, "query", query)
+    try:
+        with MemoryStore(path, embedder=FakeEmbedder(dim=32)) as s:
+            monkeypatch.setattr(Database, "query", real)
+            assert added and added[0] is not None
+            assert s.db.query_one("SELECT COUNT(*) AS n FROM memories_fts")["n"] == 1
+            assert s.search("u2", "Osaka", k=1)[0][0].id == added[0].id
+    finally:
+        other.close()
