@@ -40,6 +40,32 @@ log = logging.getLogger(__name__)
 #: judges used when a suite entry gives none.
 DEFAULT_JUDGES = ("majority", "lexical", "default")
 
+#: tasks that take a :class:`memlab.config.Settings` for their checker (the suite gives them the environment's, as
+#: their own CLIs do; the ``alarms`` task builds its own from the environment).
+_SETTINGS_TASKS = frozenset({"integrity", "scenarios"})
+
+_SECRET_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "DSN")
+
+
+def _memlab_environment() -> dict[str, str]:
+    """The ``MEMLAB_*`` variables of this process (values of keys, tokens, passwords and DSNs masked): what a suite
+    or gate run measured besides memlab's defaults."""
+    return {
+        k: ("***" if any(part in k for part in _SECRET_PARTS) else v)
+        for k, v in sorted(os.environ.items())
+        if k.startswith("MEMLAB_")
+    }
+
+
+def _environment_settings() -> Any:
+    """``Settings()`` from the environment, a bad value being a :class:`~memlab.errors.InvalidInputError`."""
+    from memlab.config import Settings
+
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise InvalidInputError(f"A MEMLAB_* environment variable is invalid: {exc}") from exc
+
 
 class SuiteEntry(BaseModel):
     """One entry of ``eval/suite.yaml``."""
@@ -88,6 +114,9 @@ class SuiteResult(BaseModel):
     """Entries that failed to run (error messages)."""
     skipped: list[str] = Field(default_factory=list)
     """Runs skipped because their judge cannot be loaded here (e.g. no trained default judge yet)."""
+    environment: dict[str, str] = Field(default_factory=dict)
+    """The ``MEMLAB_*`` variables set for the run (secrets masked): the integrity, scenarios and alarms tasks check
+    with the environment's settings, as their own commands do, so a ``MEMLAB_INTEGRITY_*`` value changes figures."""
 
     @property
     def ok(self) -> bool:
@@ -101,6 +130,7 @@ class SuiteResult(BaseModel):
             + f"\n\n{len(self.rows)} runs in {self.seconds:.0f} s wall ({self.cpu_seconds:.0f} s CPU)"
             + ("".join(f"\n- FAILED: {f}" for f in self.failures))
             + "".join(f"\n- skipped: {f}" for f in self.skipped)
+            + "".join(f"\n- environment: {k}={v}" for k, v in self.environment.items())
         )
 
 
@@ -192,8 +222,15 @@ def run_suite(
         judges: override the judges of every entry that has judges.
         echo: called with a line of progress per run (the CLI prints it).
 
+    The integrity and scenarios entries check with ``Settings()`` of the environment, as the alarms entry and the
+    single-task commands do, so ``MEMLAB_INTEGRITY_*`` apply; every ``MEMLAB_*`` variable set is echoed and kept in
+    :attr:`SuiteResult.environment`.
+
     Returns:
         A :class:`SuiteResult`; an entry that raises is recorded in ``failures`` and the suite goes on.
+
+    Raises:
+        InvalidInputError: a ``MEMLAB_*`` variable has an invalid value.
     """
     cfg = suite if isinstance(suite, SuiteConfig) else load_suite(suite)
     try:
@@ -218,6 +255,10 @@ def _run_suite(
     failures: list[str] = []
     skipped: list[str] = []
     judge_cache: dict[str, str | None] = {}
+    environment = _memlab_environment()
+    settings = _environment_settings()  # the checker a user runs, as `memlab eval integrity|scenarios|alarms` do
+    if environment and echo is not None:
+        echo("measuring with MEMLAB_* from the environment: " + ", ".join(f"{k}={v}" for k, v in environment.items()))
     for entry in cfg.tasks:
         params = entry.params()
         if only and entry.task not in only and params.get("dataset") not in only:
@@ -235,6 +276,8 @@ def _run_suite(
             kwargs = dict(params)
             if judge is not None:
                 kwargs["judge"] = judge
+            if entry.task in _SETTINGS_TASKS and not entry.runner:
+                kwargs.setdefault("settings", settings)
             t1, c1 = time.perf_counter(), _cpu()
             try:
                 runner = resolve_runner(entry.runner) if entry.runner else get_task(entry.task)
@@ -274,6 +317,7 @@ def _run_suite(
         rows=rows,
         failures=failures,
         skipped=skipped,
+        environment=environment,
     )
     (out_root / "suite.json").write_text(
         json.dumps(result.model_dump(), indent=2, default=str) + "\n", encoding="utf-8"
@@ -481,6 +525,13 @@ def _run_gate(baseline: str | Path, *, out: str | Path, judge: str | None, updat
         )
         new_checks.append(chk.model_copy(update={"baseline": round(value, 4)}))
     measured_with = (base.model_extra or {}).get("judge_weights_sha256")
+    environment = _memlab_environment()
+    if environment:
+        notes.append(
+            "the baseline was measured with memlab's defaults; set here: "
+            + ", ".join(f"{k}={v}" for k, v in environment.items())
+            + " (the alarms check reads them, the others do not)"
+        )
     if weights and measured_with and weights != measured_with and not update:
         notes.append(
             f"the {judge_name!r} judge's weights ({weights[:12]}) differ from those of the baseline "

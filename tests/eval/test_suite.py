@@ -86,7 +86,7 @@ def test_suite_runs_entries_per_judge(tmp_path: Path) -> None:
     md = (tmp_path / "out" / "suite.md").read_text()
     assert md.count("| contradiction |") == 2 and "skipped" in md
     assert json.loads((tmp_path / "out" / "suite.json").read_text())["name"] == "t"
-    assert len(lines) == 3
+    assert len([line for line in lines if not line.startswith("measuring with MEMLAB_*")]) == 3  # one per run
     full = run_suite(suite, out=tmp_path / "full", full=True, only=["ci_tod"], judges=["lexical"])
     assert [r["n"] for r in full.rows] == [168]
 
@@ -234,3 +234,49 @@ def test_cli_datasets_lists_everything(capsys: pytest.CaptureFixture[str]) -> No
     assert main(["datasets"]) == 0
     out = capsys.readouterr().out
     assert "| kvpi | pairs | zh |" in out and "non-commercial" in out
+
+
+def test_suite_checks_with_the_environment_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `memlab eval integrity|scenarios|alarms` read MEMLAB_INTEGRITY_*; the suite's integrity and scenarios entries
+    # took IntegrityConfig's defaults instead, while its alarms entry read them: one suite, two configurations
+    monkeypatch.setenv("MEMLAB_INTEGRITY_JUDGE_NO_CUE_THRESHOLD", "0.99")
+    monkeypatch.setenv("MEMLAB_LLM_API_KEY", "sk-not-for-the-report")
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: t\nseed: 0\ntasks:\n"
+        "  - {task: integrity, dataset: decode, split: human-bot, limit: 3, judge: none, exhaustive: true,"
+        " embedder: fake}\n"
+    )
+    lines: list[str] = []
+    result = run_suite(suite, out=tmp_path / "out", echo=lines.append)
+    assert result.ok, result.failures
+    assert load_run(tmp_path / "out" / "integrity-decode-human-bot").spec.params["judge_no_cue_threshold"] == 0.99
+    env = result.environment  # the test session's own MEMLAB_* (conftest) are there too
+    assert env["MEMLAB_INTEGRITY_JUDGE_NO_CUE_THRESHOLD"] == "0.99" and env["MEMLAB_LLM_API_KEY"] == "***"
+    md = (tmp_path / "out" / "suite.md").read_text()
+    assert "environment: MEMLAB_INTEGRITY_JUDGE_NO_CUE_THRESHOLD=0.99" in md and "sk-not" not in md
+    assert lines[0].startswith("measuring with MEMLAB_* from the environment") and "sk-not" not in lines[0]
+    assert "sk-not" not in (tmp_path / "out" / "suite.json").read_text()
+
+    monkeypatch.delenv("MEMLAB_LLM_API_KEY")
+    base = _baseline(tmp_path, 0.0)
+    gate = run_gate(base, out=tmp_path / "g")
+    assert any("MEMLAB_INTEGRITY_JUDGE_NO_CUE_THRESHOLD=0.99" in n for n in gate.notes)
+    assert "note: the baseline was measured with memlab's defaults" in gate.to_markdown()
+
+    monkeypatch.setenv("MEMLAB_INTEGRITY_MAX_JUDGED_PAIRS", "zero")
+    with pytest.raises(InvalidInputError, match="MEMLAB_"):
+        run_suite(suite, out=tmp_path / "bad")
+
+
+def test_suite_without_memlab_variables_reports_no_environment(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    for k in [k for k in os.environ if k.startswith("MEMLAB_")]:
+        monkeypatch.delenv(k)
+    register_task("toy", _toy_task)
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("name: t\nseed: 0\ntasks:\n  - {task: toy, dataset: toy}\n")
+    result = run_suite(suite, out=tmp_path / "out")
+    assert result.environment == {} and "environment:" not in result.to_markdown()
