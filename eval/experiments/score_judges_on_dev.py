@@ -7,6 +7,11 @@ the seeded holdouts, the dev sources, the synthetic dev pairs) and prints one Ma
 ``memlab train-judge --out`` folder or a shipped ``memlab/judges/weights/*``): contradiction F1 / false-contradiction
 rate per dev set at the ``decision_threshold`` of that judge's ``judge.json``. Runs that trained without a set (an
 ablation) have no dev set of their own for it; here every run is scored on the same rows. Dev splits only.
+
+``--orders`` also scores each pair the other way round (hypothesis, premise) and combines the two probabilities of
+contradiction (a symmetric relation) by their mean, max or min: one row per rule. Measured on 2026-11-29 for the
+shipped English judge (``--config eval/judge_v3.yaml memlab/judges/weights/default --orders forward mean max min``):
+no rule wins, see docs/results/judges.md.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+
+import numpy as np
 
 from memlab.eval.metrics import false_contradiction_rate, per_class
 from memlab.judges import load_judge
@@ -24,22 +31,36 @@ from memlab.records import Label
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--config", required=True, help="training config whose dev sets are used")
+    parser.add_argument("--orders", nargs="+", default=["forward"], choices=sorted(_COMBINE),
+                        help="how the two orders of a pair are combined (forward: the premise first only)")
     parser.add_argument("judges", nargs="+", help="judge directories (judge.json + weights)")
     args = parser.parse_args()
     dev = _load_data(load_config(args.config)).dev
-    print("| judge | threshold | " + " | ".join(dev) + " |")
-    print("|---|---|" + "---|" * len(dev))
+    print("| judge | orders | threshold | " + " | ".join(dev) + " |")
+    print("|---|---|---|" + "---|" * len(dev))
     for folder in args.judges:
         judge = load_judge("default", weights=folder)
         column = judge.labels.index(Label.CONTRADICTION)
         threshold = json.loads((Path(folder) / "judge.json").read_text())["decision_threshold"]
-        cells = []
-        for rows in dev.values():
-            gold = [r.label is Label.CONTRADICTION for r in rows]
-            pred = list(judge.probabilities([(r.premise, r.hypothesis) for r in rows])[:, column] >= threshold)
-            f1 = f"{per_class(gold, pred, labels=[True])['True'].f1:.3f}" if any(gold) else "—"
-            cells.append(f"{f1} / {false_contradiction_rate(gold, pred, positive=True):.3f}")
-        print(f"| {Path(folder).name} | {threshold:.2f} | " + " | ".join(cells) + " |", flush=True)
+        both = [(judge.probabilities([(r.premise, r.hypothesis) for r in rows])[:, column],
+                 judge.probabilities([(r.hypothesis, r.premise) for r in rows])[:, column]
+                 if args.orders != ["forward"] else None) for rows in dev.values()]
+        for rule in args.orders:
+            cells = []
+            for rows, (forward, backward) in zip(dev.values(), both, strict=True):
+                gold = [r.label is Label.CONTRADICTION for r in rows]
+                pred = list(_COMBINE[rule](forward, backward) >= threshold)
+                f1 = f"{per_class(gold, pred, labels=[True])['True'].f1:.3f}" if any(gold) else "—"
+                cells.append(f"{f1} / {false_contradiction_rate(gold, pred, positive=True):.3f}")
+            print(f"| {Path(folder).name} | {rule} | {threshold:.2f} | " + " | ".join(cells) + " |", flush=True)
+
+
+_COMBINE = {
+    "forward": lambda f, b: f,
+    "mean": lambda f, b: (f + b) / 2,
+    "max": np.maximum,
+    "min": np.minimum,
+}
 
 
 if __name__ == "__main__":
