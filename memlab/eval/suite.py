@@ -287,24 +287,7 @@ def _run_suite(
                 log.warning("suite entry %s failed: %s", name, exc)
                 continue
             for run in result if isinstance(result, list) else [result]:
-                row = {
-                    "name": name,
-                    **run.summary_row(),
-                    "seconds_wall": time.perf_counter() - t1,
-                    "cpu_seconds": _cpu() - c1,
-                }
-                try:
-                    row["primary"] = run.metric()
-                    row["primary_metric"] = run.primary_metric
-                except NotFoundError:
-                    row["primary"] = None
-                rows.append(row)
-                if echo is not None:
-                    echo(
-                        f"{name}: {row['primary_metric'] if row.get('primary') is not None else 'primary'}="
-                        f"{_fmt(row.get('primary'))} n={row.get('n')} ({row['seconds_wall']:.1f} s wall, "
-                        f"{row['cpu_seconds']:.1f} s CPU)"
-                    )
+                rows.append(_summary_row(name, run, t1, c1, echo))
     reasons = {j: r for j, r in judge_cache.items() if r is not None}
     skipped = [
         f"judge {j!r} unavailable ({r}): {sum(n.endswith('-' + j) for n in skipped)} runs skipped"
@@ -324,6 +307,30 @@ def _run_suite(
     )
     (out_root / "suite.md").write_text(result.to_markdown() + "\n", encoding="utf-8")
     return result
+
+
+def _summary_row(
+    name: str, run: EvalRun, t1: float, c1: float, echo: Callable[[str], None] | None
+) -> dict[str, Any]:
+    """The suite's row of one run (started at wall ``t1``, CPU ``c1``), echoed as a line of progress."""
+    row = {
+        "name": name,
+        **run.summary_row(),
+        "seconds_wall": time.perf_counter() - t1,
+        "cpu_seconds": _cpu() - c1,
+    }
+    try:
+        row["primary"] = run.metric()
+        row["primary_metric"] = run.primary_metric
+    except NotFoundError:
+        row["primary"] = None
+    if echo is not None:
+        echo(
+            f"{name}: {row['primary_metric'] if row.get('primary') is not None else 'primary'}="
+            f"{_fmt(row.get('primary'))} n={row.get('n')} ({row['seconds_wall']:.1f} s wall, "
+            f"{row['cpu_seconds']:.1f} s CPU)"
+        )
+    return row
 
 
 def _cpu() -> float:
