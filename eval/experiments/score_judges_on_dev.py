@@ -10,8 +10,9 @@ ablation) have no dev set of their own for it; here every run is scored on the s
 
 ``--orders`` also scores each pair the other way round (hypothesis, premise) and combines the two probabilities of
 contradiction (a symmetric relation) by their mean, max or min: one row per rule. Measured on 2026-11-29 for the
-shipped English judge (``--config eval/judge_v3.yaml memlab/judges/weights/default --orders forward mean max min``):
-no rule wins, see docs/results/judges.md.
+shipped judges (``--config eval/judge_v3.yaml memlab/judges/weights/default --orders forward mean max min``, and the
+same with ``--match-fcr``; the multilingual one with ``--config eval/judge_e5_v2.yaml``): no rule wins, see
+docs/results/judges.md.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ def main() -> None:
     parser.add_argument("--config", required=True, help="training config whose dev sets are used")
     parser.add_argument("--orders", nargs="+", default=["forward"], choices=sorted(_COMBINE),
                         help="how the two orders of a pair are combined (forward: the premise first only)")
+    parser.add_argument("--match-fcr", action="store_true",
+                        help="give each rule the threshold at which its false-contradiction rate over every dev set "
+                             "together equals the one-order judge's at its own threshold (a fair comparison)")
     parser.add_argument("judges", nargs="+", help="judge directories (judge.json + weights)")
     args = parser.parse_args()
     dev = _load_data(load_config(args.config)).dev
@@ -45,14 +49,20 @@ def main() -> None:
         both = [(judge.probabilities([(r.premise, r.hypothesis) for r in rows])[:, column],
                  judge.probabilities([(r.hypothesis, r.premise) for r in rows])[:, column]
                  if args.orders != ["forward"] else None) for rows in dev.values()]
+        golds = [np.array([r.label is Label.CONTRADICTION for r in rows]) for rows in dev.values()]
+        target = np.mean(np.concatenate([f[~g] for (f, _), g in zip(both, golds, strict=True)]) >= threshold)
         for rule in args.orders:
+            cut = threshold
+            if args.match_fcr and rule != "forward":
+                negatives = np.concatenate([_COMBINE[rule](f, b)[~g] for (f, b), g in zip(both, golds, strict=True)])
+                cut = float(np.quantile(negatives, 1 - target, method="higher"))
             cells = []
             for rows, (forward, backward) in zip(dev.values(), both, strict=True):
                 gold = [r.label is Label.CONTRADICTION for r in rows]
-                pred = list(_COMBINE[rule](forward, backward) >= threshold)
+                pred = list(_COMBINE[rule](forward, backward) >= cut)
                 f1 = f"{per_class(gold, pred, labels=[True])['True'].f1:.3f}" if any(gold) else "—"
                 cells.append(f"{f1} / {false_contradiction_rate(gold, pred, positive=True):.3f}")
-            print(f"| {Path(folder).name} | {rule} | {threshold:.2f} | " + " | ".join(cells) + " |", flush=True)
+            print(f"| {Path(folder).name} | {rule} | {cut:.3f} | " + " | ".join(cells) + " |", flush=True)
 
 
 _COMBINE = {
