@@ -57,8 +57,8 @@ def main() -> None:
                 negatives = np.concatenate([_COMBINE[rule](f, b)[~g] for (f, b), g in zip(both, golds, strict=True)])
                 cut = float(np.quantile(negatives, 1 - target, method="higher"))
             cells = []
-            for rows, (forward, backward) in zip(dev.values(), both, strict=True):
-                gold = [r.label is Label.CONTRADICTION for r in rows]
+            for g, (forward, backward) in zip(golds, both, strict=True):
+                gold = g.tolist()
                 pred = list(_COMBINE[rule](forward, backward) >= cut)
                 f1 = f"{per_class(gold, pred, labels=[True])['True'].f1:.3f}" if any(gold) else "—"
                 cells.append(f"{f1} / {false_contradiction_rate(gold, pred, positive=True):.3f}")

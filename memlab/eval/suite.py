@@ -57,6 +57,11 @@ def _memlab_environment() -> dict[str, str]:
     }
 
 
+def _environment_line(environment: Mapping[str, str]) -> str:
+    """``K=V, K=V`` of :func:`_memlab_environment`'s result."""
+    return ", ".join(f"{k}={v}" for k, v in environment.items())
+
+
 def _environment_settings() -> Any:
     """``Settings()`` from the environment, a bad value being a :class:`~memlab.errors.InvalidInputError`."""
     from memlab.config import Settings
@@ -258,7 +263,7 @@ def _run_suite(
     environment = _memlab_environment()
     settings = _environment_settings()  # the checker a user runs, as `memlab eval integrity|scenarios|alarms` do
     if environment and echo is not None:
-        echo("measuring with MEMLAB_* from the environment: " + ", ".join(f"{k}={v}" for k, v in environment.items()))
+        echo("measuring with MEMLAB_* from the environment: " + _environment_line(environment))
     for entry in cfg.tasks:
         params = entry.params()
         if only and entry.task not in only and params.get("dataset") not in only:
@@ -535,9 +540,8 @@ def _run_gate(baseline: str | Path, *, out: str | Path, judge: str | None, updat
     environment = _memlab_environment()
     if environment:
         notes.append(
-            "the baseline was measured with memlab's defaults; set here: "
-            + ", ".join(f"{k}={v}" for k, v in environment.items())
-            + " (the alarms check reads them, the others do not)"
+            f"the baseline was measured with memlab's defaults; set here: {_environment_line(environment)}"
+            " (the alarms check reads them, the others do not)"
         )
     if weights and measured_with and weights != measured_with and not update:
         notes.append(
