@@ -10,10 +10,14 @@ Metrics (``alarms.*``, over the conversations of the split):
 
 * ``per_100`` — contradiction notifications (any urgency) per 100 replayed messages; ``high_per_100``,
   ``medium_per_100``, ``low_per_100`` by urgency; ``by_layer`` — how many were decided by each level
-  (``entities``, ``patterns``, ``judge`` ...); ``per_conversation`` — the same per conversation.
+  (``entities``, ``patterns``, ``judge`` ...); ``per_conversation`` — the same per conversation;
+  ``worst_conversation_per_100``; ``ci95.per_100`` / ``ci95.high_per_100`` — 95% bootstrap intervals that resample
+  whole conversations (a conversation is one user: its messages are not independent draws), the spread a
+  conversation not measured here may fall in.
 * With a plants file (:func:`load_plants`), lines inserted into the conversations: ``plants.recall`` — share of
   planted contradictions *caught*: a HIGH or MEDIUM contradiction notification pairs a memory made from the planted
-  line with a memory made from the turn it contradicts; ``plants.recall_high`` (HIGH only), ``plants.by_kind``;
+  line with a memory made from the turn it contradicts (``plants.ci95.recall``: a bootstrap interval over plants);
+  ``plants.recall_high`` (HIGH only), ``plants.by_kind``;
   ``plants.decoy_false_alarm_rate`` — share of compatible decoys whose memories are in any HIGH or MEDIUM
   contradiction notification, except one pairing them with another planted line (a decoy may truly contradict a
   plant on the same topic: "blue is still my favourite" / a planted "blue is my least favourite"; such an alarm
@@ -43,8 +47,12 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+from numpy.typing import NDArray
+
 from memlab._sync import run_blocking
 from memlab.errors import DatasetFormatError, InvalidInputError
+from memlab.eval.metrics import bootstrap_ci
 from memlab.eval.runs import EvalRun, Example
 from memlab.eval.task import EvalTask, Scored, check_limit, run_task
 
@@ -432,11 +440,11 @@ class AlarmsTask(EvalTask):
             "medium_per_100": _per_100(urg["medium"], n_natural_msgs),
             "low_per_100": _per_100(urg["low"], n_natural_msgs),
             "by_urgency": dict(urg), "by_layer": dict(layers), "high_by_layer": dict(layers_high),
-            "per_conversation": per_conv,
+            "per_conversation": per_conv, **_conversation_spread(per_conv, seed),
             "messages_per_second": round(n_msgs / seconds, 2) if seconds > 0 else None,
         }}
         if plant_rows:
-            metrics["plants"] = _plant_metrics(plant_rows)
+            metrics["plants"] = _plant_metrics(plant_rows, seed)
         return Scored(metrics=metrics, examples=examples, n=n_natural_msgs)
 
     def spec(self) -> dict[str, Any]:
@@ -455,7 +463,33 @@ def _per_100(n: int, messages: int) -> float:
     return round(100.0 * n / messages, 3) if messages else 0.0
 
 
-def _plant_metrics(rows: list[tuple[Plant, bool, bool, list[Any], list[Any]]]) -> dict[str, Any]:
+def _interval(metric: Callable[..., float], *arrays: Sequence[Any], seed: int) -> list[float] | None:
+    """A 95% bootstrap interval of ``metric`` (3 decimals), or None without data."""
+    if not arrays or not len(arrays[0]):
+        return None
+    lo, hi = bootstrap_ci(metric, *arrays, seed=seed)
+    return [round(lo, 3), round(hi, 3)]
+
+
+def _conversation_spread(per_conv: dict[str, dict[str, Any]], seed: int) -> dict[str, Any]:
+    """How far the rates may move for other conversations: the worst conversation, and 95% bootstrap intervals of
+    the per-100 rates that resample whole conversations (one user's messages are not independent draws, so the
+    conversation, not the message, is the unit; with one conversation the interval is that conversation's rate)."""
+    convs = list(per_conv.values())
+    if not convs:
+        return {}
+    msgs = np.array([c["messages"] for c in convs], dtype=float)
+    counts = {"per_100": np.array([c["notifications"] for c in convs], dtype=float),
+              "high_per_100": np.array([round(c["high_per_100"] * c["messages"] / 100) for c in convs], dtype=float)}
+
+    def per_100(n: NDArray[np.float64], m: NDArray[np.float64]) -> float:
+        return 100.0 * float(n.sum()) / float(m.sum()) if m.sum() else 0.0
+
+    return {"worst_conversation_per_100": max(c["per_100"] for c in convs),
+            "ci95": {key: _interval(per_100, n, msgs, seed=seed) for key, n in counts.items()}}
+
+
+def _plant_metrics(rows: list[tuple[Plant, bool, bool, list[Any], list[Any]]], seed: int = 0) -> dict[str, Any]:
     contra = [r for r in rows if r[0].label == "contradiction"]
     decoys = [r for r in rows if r[0].label == "compatible"]
     by_kind: dict[str, dict[str, Any]] = {}
@@ -476,6 +510,9 @@ def _plant_metrics(rows: list[tuple[Plant, bool, bool, list[Any], list[Any]]]) -
         "both_stored": share(contra, lambda r: r[1] and r[2]),
         "recall_when_both_stored": share([r for r in contra if r[1] and r[2]], lambda r: bool(r[3])),
         "by_kind": by_kind,
+        "ci95": {"recall": _interval(np.mean, np.array([bool(r[3]) for r in contra], dtype=float), seed=seed),
+                 "decoy_false_alarm_rate": _interval(
+                     np.mean, np.array([bool(r[4]) for r in decoys], dtype=float), seed=seed)},
     }
 
 

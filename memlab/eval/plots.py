@@ -6,7 +6,7 @@ Each function takes an :class:`~memlab.eval.runs.EvalRun` (its ``examples.jsonl`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -285,6 +285,12 @@ def _share(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.2f}"
 
 
+def _over_conversations(alarms: Mapping[str, Any]) -> str:
+    """", 95% 1.53–3.45 over conversations" when the run has the interval (runs of before 2026-11-29 do not)."""
+    ci = (alarms.get("ci95") or {}).get("per_100")
+    return f", 95% {ci[0]:.2f}–{ci[1]:.2f} over conversations" if ci else ""
+
+
 def alarms_overview(
     source: EvalRun | dict[str, Any], *, budget: float = 3.0, high_budget: float = 1.0
 ) -> go.Figure:
@@ -330,7 +336,7 @@ def alarms_overview(
         cols=2 if plants else 1,
         column_widths=[0.55, 0.45] if plants else None,
         subplot_titles=(
-            f"notifications / 100 messages (all {a.get('per_100', 0):.2f})",
+            f"notifications / 100 messages (all {a.get('per_100', 0):.2f}{_over_conversations(a)})",
             *(
                 [
                     f"planted contradictions caught {_share(plants.get('recall'))}, "

@@ -74,6 +74,13 @@ LOWER_IS_BETTER = frozenset(
         "p95_ms",
         "p99_ms",
         "seconds",
+        # the alarms task's notification rates (memlab.eval.alarms)
+        "per_100",
+        "high_per_100",
+        "medium_per_100",
+        "low_per_100",
+        "worst_conversation_per_100",
+        "decoy_false_alarm_rate",
     }
 )
 

@@ -13,6 +13,7 @@ from memlab.errors import DatasetFormatError, InvalidInputError
 from memlab.eval.alarms import (
     AlarmsTask,
     Plant,
+    _conversation_spread,
     load_plants,
     replay_conversation,
     run_alarms_task,
@@ -106,6 +107,7 @@ def test_plants_are_caught_and_decoys_scored(locomo_dir: Path, tmp_path: Path) -
     assert plants["recall"] == 1.0  # born 12 July vs birthday 15 August: the patterns level, HIGH
     assert plants["recall_high"] == 1.0
     assert plants["decoy_false_alarm_rate"] == 0.0
+    assert plants["ci95"] == {"recall": [1.0, 1.0], "decoy_false_alarm_rate": [0.0, 0.0]}
     alarms = run.metrics["alarms"]
     assert alarms["messages"] == 6  # plants are not counted as the conversation's messages
     assert alarms["notifications"] == 0  # nothing else contradicts
@@ -123,6 +125,26 @@ def test_natural_alarms_are_counted_per_100_messages(locomo_dir: Path, tmp_path:
     assert a["notifications"] == sum(a["by_urgency"].values()) == sum(a["by_layer"].values())
     assert a["per_100"] == pytest.approx(100 * a["notifications"] / 6, abs=1e-3)
     assert run.spec.split == "test"
+    # one conversation: its rate is the worst one and the whole interval (resampling one conversation moves nothing)
+    assert a["worst_conversation_per_100"] == a["per_100"]
+    assert a["ci95"]["per_100"] == [pytest.approx(a["per_100"], abs=1e-3)] * 2
+    row = [ln for ln in run.to_markdown().splitlines() if ln.startswith("| alarms.per_100 ")]
+    assert row and f"[{a['per_100']:.3f}, {a['per_100']:.3f}]" in row[0]
+    lower = {m.name for m in run.metric_values() if not m.higher_is_better}
+    assert {"per_100", "high_per_100", "worst_conversation_per_100"} <= lower
+
+
+def test_rates_spread_over_conversations_not_messages() -> None:
+    """The interval resamples whole conversations (one user each): two users at 1 and 5 per 100 give a pooled 3.0
+    inside an interval that reaches neither further than the two users' own rates."""
+    conv = {"messages": 100, "medium_per_100": 0.0, "low_per_100": 0.0}
+    spread = _conversation_spread({"0": {**conv, "notifications": 1, "per_100": 1.0, "high_per_100": 1.0},
+                                   "1": {**conv, "notifications": 5, "per_100": 5.0, "high_per_100": 0.0}}, seed=0)
+    assert spread["worst_conversation_per_100"] == 5.0
+    lo, hi = spread["ci95"]["per_100"]
+    assert lo == 1.0 and hi == 5.0  # a resample of two conversations can be either one twice
+    assert spread["ci95"]["high_per_100"] == [0.0, 1.0]
+    assert _conversation_spread({}, seed=0) == {}
 
 
 def test_plants_file_errors(tmp_path: Path, locomo_dir: Path) -> None:
@@ -192,6 +214,8 @@ def test_overview_plot_draws_the_runs_own_numbers(locomo_dir: Path, tmp_path: Pa
     assert list(bars["HIGH"].x) == [c["sample_id"] for c in convs.values()]
     for c in convs.values():  # the three urgencies are the whole count
         assert c["high_per_100"] + c["medium_per_100"] + c["low_per_100"] == pytest.approx(c["per_100"], abs=2e-3)
+    lo, hi = run.metrics["alarms"]["ci95"]["per_100"]  # the interval over conversations is in the title
+    assert f"95% {lo:.2f}–{hi:.2f} over conversations" in fig.layout.annotations[0].text
     kind = run.metrics["plants"]["by_kind"]["date"]
     assert bars["caught"].y[0] + bars["missed"].y[0] == kind["n"] and bars["caught"].y[0] == kind["caught"]
     with pytest.raises(InvalidInputError, match="Not an alarms run"):
