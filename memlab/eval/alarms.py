@@ -489,7 +489,7 @@ def _conversation_spread(per_conv: dict[str, dict[str, Any]], seed: int) -> dict
             "ci95": {key: _interval(per_100, n, msgs, seed=seed) for key, n in counts.items()}}
 
 
-def _plant_metrics(rows: list[tuple[Plant, bool, bool, list[Any], list[Any]]], seed: int = 0) -> dict[str, Any]:
+def _plant_metrics(rows: list[tuple[Plant, bool, bool, list[Any], list[Any]]], seed: int) -> dict[str, Any]:
     contra = [r for r in rows if r[0].label == "contradiction"]
     decoys = [r for r in rows if r[0].label == "compatible"]
     by_kind: dict[str, dict[str, Any]] = {}
