@@ -12,12 +12,13 @@ judge): averaging weights of unrelated fine-tunes gives noise. An experiment, no
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import shutil
 from pathlib import Path
 
 from safetensors.torch import load_file, save_file
+
+from memlab.lab.judge_training import _file_sha256
 
 
 def main() -> None:
@@ -46,7 +47,7 @@ def main() -> None:
             shutil.copy2(f, args.out / f.name)
     save_file(soup, args.out / "model.safetensors")
     meta = json.loads((args.a / "judge.json").read_text())
-    meta["weights_sha256"] = hashlib.sha256((args.out / "model.safetensors").read_bytes()).hexdigest()
+    meta["weights_sha256"] = _file_sha256(args.out / "model.safetensors")
     meta["soup"] = {"a": str(args.a), "b": str(args.b), "alpha": args.alpha}
     (args.out / "judge.json").write_text(json.dumps(meta, indent=2) + "\n")
     n = sum(t.numel() for t in soup.values())

@@ -391,7 +391,7 @@ class AlarmsTask(EvalTask):
             n_natural_msgs += msgs
             urg = Counter(n["urgency"] for n in mine)
             per_conv[str(rl.conv)] = {
-                "sample_id": rl.sample_id, "messages": msgs, "notifications": len(mine),
+                "sample_id": rl.sample_id, "messages": msgs, "notifications": len(mine), "by_urgency": dict(urg),
                 "per_100": _per_100(len(mine), msgs), "high_per_100": _per_100(urg["high"], msgs),
                 "medium_per_100": _per_100(urg["medium"], msgs), "low_per_100": _per_100(urg["low"], msgs),
                 "active_memories": rl.active_memories, "turn_kinds": rl.kinds, "seconds": round(rl.seconds, 1)}
@@ -480,7 +480,7 @@ def _conversation_spread(per_conv: dict[str, dict[str, Any]], seed: int) -> dict
         return {}
     msgs = np.array([c["messages"] for c in convs], dtype=float)
     counts = {"per_100": np.array([c["notifications"] for c in convs], dtype=float),
-              "high_per_100": np.array([round(c["high_per_100"] * c["messages"] / 100) for c in convs], dtype=float)}
+              "high_per_100": np.array([c["by_urgency"].get("high", 0) for c in convs], dtype=float)}
 
     def per_100(n: NDArray[np.float64], m: NDArray[np.float64]) -> float:
         return 100.0 * float(n.sum()) / float(m.sum()) if m.sum() else 0.0

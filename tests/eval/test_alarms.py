@@ -138,8 +138,10 @@ def test_rates_spread_over_conversations_not_messages() -> None:
     """The interval resamples whole conversations (one user each): two users at 1 and 5 per 100 give a pooled 3.0
     inside an interval that reaches neither further than the two users' own rates."""
     conv = {"messages": 100, "medium_per_100": 0.0, "low_per_100": 0.0}
-    spread = _conversation_spread({"0": {**conv, "notifications": 1, "per_100": 1.0, "high_per_100": 1.0},
-                                   "1": {**conv, "notifications": 5, "per_100": 5.0, "high_per_100": 0.0}}, seed=0)
+    spread = _conversation_spread({"0": {**conv, "notifications": 1, "by_urgency": {"high": 1}, "per_100": 1.0,
+                                         "high_per_100": 1.0},
+                                   "1": {**conv, "notifications": 5, "by_urgency": {"medium": 5}, "per_100": 5.0,
+                                         "high_per_100": 0.0}}, seed=0)
     assert spread["worst_conversation_per_100"] == 5.0
     lo, hi = spread["ci95"]["per_100"]
     assert lo == 1.0 and hi == 5.0  # a resample of two conversations can be either one twice
