@@ -16,7 +16,8 @@ What the oracle run catches is the ceiling of planted recall with the shipped ex
 what it misses is lost before any judge. Use it on the dev plants (the test plants are not for choosing anything).
 
     python eval/experiments/oracle_plants.py --split dev --plants datasets/locomo_plants/dev.jsonl \
-        [--max-judged-pairs N|none] [--similarity-threshold T] [--max-similar N] [--exhaustive] [--out DIR]
+        [--max-judged-pairs N|none] [--similarity-threshold T] [--max-similar N] [--rank-shared-stems]
+        [--exhaustive] [--out DIR]
 """
 
 from __future__ import annotations
@@ -83,6 +84,31 @@ def memory_texts(split: str, plants: list[Any], data_dir: str | None) -> dict[tu
     return out
 
 
+def rank_cap_by_shared_stems() -> None:
+    """Experiment (not the product's order): rank the pairs the judge cap keeps by the weight of the new memory's
+    rarest content-word stems (:func:`memlab.integrity.patterns.content_stems`) found in the old memory, after the
+    version link, same key and absolute sources and before the cosine."""
+    from memlab.integrity.checker import SemanticIntegrityChecker
+    from memlab.integrity.patterns import content_stems
+
+    shipped = SemanticIntegrityChecker._judge_order
+
+    def judge_order(self: Any, item: Any, pairs: Any) -> list[Any]:
+        by_cos = shipped(self, item, pairs)  # the shipped order, kept as the tie-break
+        pos = {id(p): i for i, p in enumerate(by_cos)}
+        stems = content_stems(item.text)
+
+        def rank(p: Any) -> tuple[int, int, int, float, int]:
+            src, old = p.old.sources, p.old.item.text.casefold()
+            shared = sum(w for s, w in stems if s in old)
+            return (0 if "version" in src else 1, 0 if "same_key" in src else 1, 0 if "absolute" in src else 1,
+                    -shared, pos[id(p)])
+
+        return sorted(pairs, key=rank)
+
+    SemanticIntegrityChecker._judge_order = judge_order  # type: ignore[method-assign]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--split", default="dev", choices=["dev", "test", "all"])
@@ -92,6 +118,9 @@ def main() -> None:
     ap.add_argument("--similarity-threshold", type=float, default=None,
                     help="candidate cosine threshold (default: the embedder's calibrated one; -1: every FAISS neighbour)")
     ap.add_argument("--max-similar", type=int, default=None, help="FAISS neighbours looked at (default: the settings')")
+    ap.add_argument("--rank-shared-stems", action="store_true",
+                    help="experiment: the judge cap keeps the candidates sharing most of the new memory's rarest "
+                         "content-word stems first (then cosine), instead of cosine first")
     ap.add_argument("--exhaustive", action="store_true",
                     help="compare each memory with every earlier one (no candidate pairing): the extraction-only ceiling")
     ap.add_argument("--out", default=None)
@@ -116,6 +145,8 @@ def main() -> None:
         overrides["integrity_max_similar_memories"] = args.max_similar
     if args.exhaustive:
         overrides["integrity_check_exhaustive"] = True
+    if args.rank_shared_stems:
+        rank_cap_by_shared_stems()
     task = AlarmsTask(split=args.split, plants=args.plants, data_dir=args.data_dir, judge=oracle, settings=overrides)
     run = run_task(task, out_dir=args.out or tempfile.mkdtemp(prefix="oracle-plants-"), progress=True)
     print(json.dumps({"plants": len(plants), "both_stored_pass1": both, "oracle_pairs": len(pairs),
