@@ -6,8 +6,8 @@ must leave memories (extraction), the new memory must be compared with the old o
 attribute and rare-word candidates, at most ``max_judged_pairs`` sent to the judge), and the verdict must pass the
 urgency rule. This script replaces the judge with an oracle and replays the conversations twice:
 
-1. with a judge that finds nothing (the structured layers still run), to learn which memory texts each planted line and each
-   contradicted turn leave (extraction does not depend on the judge);
+1. with a judge that finds nothing (the structured layers still run), to learn which memory texts each planted
+   line and each contradicted turn leave (extraction does not depend on the judge);
 2. with the oracle: probability 1.0 for a pair (old, new) whose texts come from a plant's ``contradicts`` turn and
    from that planted line (either order), 0.0 for every other pair. It never raises a false alarm of its own, so
    only the plants' figures of this run mean anything.
