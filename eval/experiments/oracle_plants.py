@@ -17,7 +17,7 @@ what it misses is lost before any judge. Use it on the dev plants (the test plan
 
     python eval/experiments/oracle_plants.py --split dev --plants datasets/locomo_plants/dev.jsonl \
         [--max-judged-pairs N|none] [--similarity-threshold T] [--max-similar N] [--rank-shared-stems]
-        [--exhaustive] [--out DIR]
+        [--max-plain-facts N] [--exhaustive] [--out DIR]
 """
 
 from __future__ import annotations
@@ -109,6 +109,19 @@ def rank_cap_by_shared_stems() -> None:
     SemanticIntegrityChecker._judge_order = judge_order  # type: ignore[method-assign]
 
 
+def keep_plain_facts(n: int) -> None:
+    """Experiment: every :class:`~memlab.extraction.RuleExtractor` made without ``max_plain_facts`` keeps ``n``."""
+    from memlab.extraction import RuleExtractor
+
+    shipped = RuleExtractor.__init__
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("max_plain_facts", n)
+        shipped(self, *args, **kwargs)
+
+    RuleExtractor.__init__ = init  # type: ignore[method-assign]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--split", default="dev", choices=["dev", "test", "all"])
@@ -121,6 +134,8 @@ def main() -> None:
     ap.add_argument("--rank-shared-stems", action="store_true",
                     help="experiment: the judge cap keeps the candidates sharing most of the new memory's rarest "
                          "content-word stems first (then cosine), instead of cosine first")
+    ap.add_argument("--max-plain-facts", type=int, default=None,
+                    help="experiment: RuleExtractor keeps this many plain facts per message (shipped: 1)")
     ap.add_argument("--exhaustive", action="store_true",
                     help="compare each memory with every earlier one (no candidate pairing): the extraction-only ceiling")
     ap.add_argument("--out", default=None)
@@ -129,6 +144,8 @@ def main() -> None:
     from memlab.eval.alarms import AlarmsTask, load_plants
     from memlab.eval.task import run_task
 
+    if args.max_plain_facts is not None:
+        keep_plain_facts(args.max_plain_facts)
     plants = [p for p in load_plants(args.plants) if p.label == "contradiction"]
     texts = memory_texts(args.split, plants, args.data_dir)
     pairs = {(o, n) for p in plants for o in texts.get((p.conv, p.contradicts), [])
