@@ -31,6 +31,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from memlab.cli.integrity_cmd import _max_pairs
 from memlab.records import Label, Verdict
 
 
@@ -57,16 +58,12 @@ class OracleJudge:
         return {"pairs": len(self.pairs)}
 
 
-def memory_texts(split: str, plants: list[Any], data_dir: str | None) -> dict[tuple[int, str], list[str]]:
+def memory_texts(split: str, plants: list[Any], data_dir: str | None, emb: Any) -> dict[tuple[int, str], list[str]]:
     """(conversation, dia_id or ``plant:<id>``) -> texts of the memories made from it (a judge that finds nothing)."""
-    from memlab.config import Settings
     from memlab.datasets import load_locomo
     from memlab.datasets.locomo import locomo_split
-    from memlab.embedding import resolve_embedder
     from memlab.eval.alarms import replay_conversation
 
-    settings = Settings(llm_backend="none")
-    emb = resolve_embedder(settings.embedder, settings=settings)
     out: dict[tuple[int, str], list[str]] = {}
     by_conv: dict[int, list[Any]] = defaultdict(list)
     for p in plants:
@@ -127,7 +124,8 @@ def main() -> None:
     ap.add_argument("--split", default="dev", choices=["dev", "test", "all"])
     ap.add_argument("--plants", required=True)
     ap.add_argument("--data-dir", default=None)
-    ap.add_argument("--max-judged-pairs", default=None, help="N or 'none' (default: the settings')")
+    ap.add_argument("--max-judged-pairs", type=_max_pairs, default=argparse.SUPPRESS, metavar="N|none",
+                    help="most pairs of one memory sent to the judge (default: the settings', 4)")
     ap.add_argument("--similarity-threshold", type=float, default=None,
                     help="candidate cosine threshold (default: the embedder's calibrated one; -1: every FAISS neighbour)")
     ap.add_argument("--max-similar", type=int, default=None, help="FAISS neighbours looked at (default: the settings')")
@@ -141,21 +139,24 @@ def main() -> None:
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
 
+    from memlab.config import Settings
+    from memlab.embedding import resolve_embedder
     from memlab.eval.alarms import AlarmsTask, load_plants
     from memlab.eval.task import run_task
 
     if args.max_plain_facts is not None:
         keep_plain_facts(args.max_plain_facts)
     plants = [p for p in load_plants(args.plants) if p.label == "contradiction"]
-    texts = memory_texts(args.split, plants, args.data_dir)
+    settings = Settings(llm_backend="none")
+    emb = resolve_embedder(settings.embedder, settings=settings)  # one embedder for both passes
+    texts = memory_texts(args.split, plants, args.data_dir, emb)
     pairs = {(o, n) for p in plants for o in texts.get((p.conv, p.contradicts), [])
              for n in texts.get((p.conv, f"plant:{p.id}"), [])}
     both = sum(bool(texts.get((p.conv, p.contradicts))) and bool(texts.get((p.conv, f"plant:{p.id}"))) for p in plants)
     oracle = OracleJudge(pairs)
     overrides: dict[str, Any] = {}
-    if args.max_judged_pairs is not None:
-        v = args.max_judged_pairs
-        overrides["integrity_max_judged_pairs"] = None if v == "none" else int(v)
+    if hasattr(args, "max_judged_pairs"):
+        overrides["integrity_max_judged_pairs"] = args.max_judged_pairs
     if args.similarity_threshold is not None:
         overrides["similarity_threshold"] = args.similarity_threshold
     if args.max_similar is not None:
@@ -164,7 +165,8 @@ def main() -> None:
         overrides["integrity_check_exhaustive"] = True
     if args.rank_shared_stems:
         rank_cap_by_shared_stems()
-    task = AlarmsTask(split=args.split, plants=args.plants, data_dir=args.data_dir, judge=oracle, settings=overrides)
+    task = AlarmsTask(split=args.split, plants=args.plants, data_dir=args.data_dir, embedder=emb, judge=oracle,
+                      settings=overrides)
     run = run_task(task, out_dir=args.out or tempfile.mkdtemp(prefix="oracle-plants-"), progress=True)
     print(json.dumps({"plants": len(plants), "both_stored_pass1": both, "oracle_pairs": len(pairs),
                       "judge_calls": oracle.calls, "oracle_hits": oracle.hits,
