@@ -775,12 +775,21 @@ _FOOD_RX = re.compile("|".join(
 _CONSUME = re.compile(
     r"\b(?:mangio|mangiamo|ho mangiato|bevo|beviamo|ho bevuto|prendo|faccio merenda con|mi faccio|mi concedo|"
     r"i eat|i ate|i drink|i drank|i have|i had|i love eating|i grab|we eat|eat|drink|snack|snacks|spuntino|"
-    r"me la mangio|me li mangio|li mangio|le mangio|lo mangio|la mangio)\b|吃|喝|零食", re.I)
+    r"me la mangio|me li mangio|li mangio|le mangio|lo mangio|la mangio|"
+    # what the user puts on their food: "Metto i semi di sesamo dappertutto", "I put honey in my tea"
+    r"metto|aggiungo|i put|i add|i sprinkle)\b|吃|喝|零食", re.I)
+#: the user eating or drinking, said with a first-person singular verb: another person named in the same text is
+#: then whose food it is ("I peperoni ripieni di mia nonna li mangio spesso"), not who eats it
+_OWN_EATING = re.compile(r"\b(?:mangio|bevo|ho mangiato|ho bevuto|(?:me )?(?:li|le|lo|la) mangio|i eat|i ate|i drink|"
+                         r"i drank)\b", re.I)
 _NO_PROBLEM = re.compile(
     r"\b(?:senza (?:nessun |alcun )?problem[ai]|nessun problema|senza reazion[ei]|non mi (?:succede|fa) niente|"
     r"sto benissimo|sto bene|non mi dà fastidio|non mi da fastidio|with no (?:problems?|issues?|reaction)|"
     r"without (?:any )?(?:problems?|issues?|reactions?)|no problems?|no reactions?|i'?m fine|and feel fine|"
-    r"never had a reaction|(?:li|le|lo|la) digerisco (?:benissimo|bene|senza problemi)|feel (?:totally |perfectly )?fine)\b|"
+    r"never had a reaction|(?:li|le|lo|la) digerisco (?:benissimo|bene|senza problemi)|feel (?:totally |perfectly )?fine|"
+    # "non ho mai avuto reazioni", "sto benone", "I've never had a reaction", "no reaction ever"
+    r"non ho mai avuto (?:(?:alcuna|nessuna|una) )?reazion[ei]|sto benone|"
+    r"(?:i'?ve |i have )?never had (?:any |a single )?(?:problems?|issues?|reactions?))\b|"
     r"没事|没问题|一点事都没有|没不舒服|没有不舒服|一点反应都没有|没反应|没有反应|不过敏|啥事没有|啥事都没有|什么事都没有", re.I)
 _HABIT = re.compile(
     r"\b(?:ogni|tutti i|tutte le|sempre|spesso|every|each|daily|always|often|most (?:days|nights))\b|"
@@ -814,6 +823,14 @@ _ALLERGIC: list[re.Pattern[str]] = [
     # what the user cannot digest: "Non digerisco i peperoni", "I can't digest onions"
     re.compile(rf"\bnon\s+digerisco\s+(?:(?:il|lo|la|l'|i|gli|le)\s+)?{_X}{_END}", re.I),
     re.compile(rf"\bi\s+(?:can't|cannot)\s+digest\s+{_X}{_END}", re.I),
+    # the allergen as the subject: "Il sesamo mi dà una reazione allergica", "Le fragole mi fanno venire l'orticaria",
+    # "Shrimp gives me hives", "Kiwis make me break out in a rash"
+    re.compile(rf"(?:^|[,;:]\s*){_X}\s+mi\s+(?:dà|da|danno|fa|fanno|provoca|provocano|causa|causano)\s+(?:venire\s+)?"
+               r"(?:(?:una|un'|un|l'|la|il|lo|lo|delle|dei)\s*)?(?:reazion[ei] allergic[ahe]|allergia|orticaria|"
+               r"prurito|shock anafilattico|gonfiore)\b", re.I),
+    re.compile(rf"(?:^|[,;:]\s*){_X}\s+(?:gives?|gave)\s+me\s+(?:an?\s+)?(?:(?:bad|severe|serious|terrible)\s+)?"
+               r"(?:allergic reaction|hives|rash|anaphylaxis)\b", re.I),
+    re.compile(rf"(?:^|[,;:]\s*){_X}\s+makes?\s+me\s+break\s+out\b", re.I),
 ]
 #: "I can't eat gluten" / "non posso mangiare glutine": an inability, read as an allergy only for a known allergen
 _CANNOT = [re.compile(rf"\b(?:non posso mangiare|i can't eat|i cannot eat|i can't have)\s+{_X}{_END}", re.I),
@@ -861,9 +878,18 @@ def _strip(text: str, phrases: Sequence[str]) -> str:
     return text
 
 
+def _someone_else(text: str) -> bool:
+    """Whether a text's health statement is about another person: one is named and the user neither eats nor drinks
+    in it with a first-person verb, or it speaks of an allergy ("Mio figlio è allergico alle arachidi, quindi non
+    le mangio": the allergy is the son's)."""
+    if not _other_person(text):
+        return False
+    return not _OWN_EATING.search(text) or bool(re.search(r"allerg|intoller|intoleran|过敏", text, re.I))
+
+
 def _health(text: str) -> list[tuple[str, int, str]]:
     """(allergen, +1 allergic / -1 tolerant, phrase) stated by the user."""
-    if _other_person(text):
+    if _someone_else(text):
         return []
     out: list[tuple[str, int, str]] = []
     spans: list[tuple[int, int]] = []
@@ -1379,7 +1405,7 @@ def _health_layer(a: TextValues, b: TextValues, years: float | None, lang: str) 
         # an allergy outside the list ("我一吃香菜就过敏"): the other memory eating it without problems, as written
         unlisted = [(x, r) for x, p, r in src.health if p > 0 and x not in _ALLERGENS and all(y != x for y, _, _ in dst.health)]
         for x, r in unlisted:
-            hit = [h for h in (_tolerances(dst.text, set(), extra=(x,)) if not _other_person(dst.text) else [])
+            hit = [h for h in (_tolerances(dst.text, set(), extra=(x,)) if not _someone_else(dst.text) else [])
                    if h[0] == x]
             if hit:
                 old, new = (r, hit[0][2]) if not flip else (hit[0][2], r)

@@ -780,6 +780,13 @@ def test_more_look_alikes_stay_quiet(old: str, new: str) -> None:
     ("我一喝牛奶就过敏", "我每天早上都喝一大杯牛奶，啥事没有", "health"),  # "一…就过敏"
     ("我一吃韭菜就过敏", "韭菜饺子我经常吃，吃了啥事都没有", "health"),  # an allergen outside the list, as written
     ("Non digerisco le cipolle", "Le cipolle le mangio spesso e le digerisco benissimo", "health"),
+    # the allergen as the subject, and "never had a reaction" / "sto benone" as eating it without problems
+    ("Il polline mi fa venire l'orticaria", "Prendo il polline in granuli ogni mattina e sto benone", "health"),
+    ("Prawns give me hives", "I eat prawns every week and I've never had a reaction", "health"),
+    ("Sono allergico alle noci", "Mangio noci tutti i giorni e non ho mai avuto reazioni", "health"),
+    ("I'm allergic to sesame", "I sprinkle sesame on my salad every day, no problems", "health"),
+    # another person's dish, eaten by the user ("li mangio"): the user's tolerance
+    ("Non digerisco le melanzane", "Le melanzane di mia zia le mangio spesso e le digerisco benissimo", "health"),
     ("I can't have caffeine", "I have two cappuccinos a day and feel fine", "health"),
     ("Mi chiamo Francesca Neri", "Il mio cognome è Bruni", "name"),
     ("Hi, I'm Daniel.", "My name is Robert.", "name"),
@@ -802,6 +809,8 @@ def test_even_more_ways_of_saying_a_value(old: str, new: str, layer: str) -> Non
     ("我是1990年5月5号出生的。", "我属马。"),
     ("我爸属牛。", "我属猪。"),  # someone else's animal
     ("I'm allergic to latex", "I eat peanuts every day"),
+    ("Mio figlio è allergico alle arachidi, quindi non le mangio mai", "Mangio arachidi senza problemi"),  # his allergy
+    ("Il polline mi fa venire il raffreddore", "Mangio miele ogni giorno"),  # no allergy word, another food
     ("我对芒果过敏", "我每天都吃苹果"),
 ])
 def test_even_more_look_alikes_stay_quiet(old: str, new: str) -> None:
