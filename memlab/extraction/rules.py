@@ -205,8 +205,14 @@ _EXPERIENCER_EN = _rx(
     r"\s+(?:(?:so |a lot |a great deal |everything |the world )?(?:to|for) )?me\b"
     r"|\b(?:significance|meaning|importance|special|important|precious|dear) (?:to|for) me\b"
 )
-_GENERIC_EN = _rx(r"^(?:it'?s|it is|it was|that'?s|that is|this is|this was|let'?s|there'?s|there is|"
-                  r"thanks|thank you|so glad|what a|you|your|knowing|moments like|sounds|that sounds|this sounds)\b"
+# a time since the user's event: "It's been almost a year since DoorDash let me go" dates the user's history (its
+# "me" is then the user's, as "we"/"me" are with a time anchor); "It's been a while since we talked" stays generic
+_SINCE_EN = (r"(?!\s+(?:been|now)\s+(?:(?:almost|nearly|about|over|more than|less than|just|only|already)\s+)?"
+             r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d{1,2}|a few|a couple(?: of)?|several)\s+"
+             r"(?:years?|months?|weeks?|decades?)\s+since\b)")
+_GENERIC_EN = _rx(rf"^(?:it'?s{_SINCE_EN}|it is{_SINCE_EN}|it was|that'?s|that is|this is|this was|let'?s|there'?s|"
+                  r"there is|thanks|thank you|so glad|what a|you|your|knowing|moments like|sounds|that sounds|"
+                  r"this sounds)\b"
                   # a pointer at a picture is a fact only of the user's own thing: "Here's a photo of my horse painting"
                   r"|^(?:here'?s|here is)\b(?!.*\bmy\b)")
 _GENERIC_IT = _rx(r"^(?:(?:mi )?sembra|che bell[oa]|che figata|dev'essere|deve essere|è (?:così |davvero |proprio )?"

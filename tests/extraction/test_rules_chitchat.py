@@ -155,3 +155,17 @@ def test_an_italian_sentence_with_english_looking_words_is_read_as_italian(messa
 def test_a_clause_without_its_subject_is_read_with_the_statement_before_it(message: str, fact: str) -> None:
     # alone, "Started when I was young" does not say what was started
     assert _texts(message) == [fact]
+
+
+@pytest.mark.parametrize(("message", "fact"), [
+    ("Thanks. It's been almost a year since DoorDash let me go.", "It's been almost a year since DoorDash let me go."),
+    ("It has been 2 years since I quit smoking.", "It has been 2 years since I quit smoking."),
+])
+def test_the_time_since_an_event_of_the_user_is_a_fact(message: str, fact: str) -> None:
+    # "It's ..." opens a generic remark, but not when it dates an event of the user's
+    assert _texts(message) == [fact]
+
+
+@pytest.mark.parametrize("message", ["It's been a while since we talked!", "It's been a long week since Monday."])
+def test_the_time_since_we_last_talked_is_no_fact(message: str) -> None:
+    assert _texts(message) == []
