@@ -321,6 +321,12 @@ _CLAUSE = re.compile(
     # a spaced dash before a question: "I finished another pottery project - want to see a pic?" states the project
     r"|\s+(?:[-–—]|--)\s+(?=[^-–—?]*[?？]\s*$)"
 )
+# a parenthesis between two spaced dashes, the sentence going on with its verb after it: "Peanut - my guinea pig and my
+# only pet for three years now - has been my little cheerleader". Cut at its dashes (or at its "and my"), the subject
+# and what it is would be lost: such a sentence is read whole
+_PARENTHETICAL = re.compile(
+    r"\S\s+[-–—]\s+[^-–—]{3,100}?\s+[-–—]\s+(?:has|have|had|is|was|are|were|will|would|can|could|still|always|"
+    r"never|got|gets|keeps?|kept|made|makes|helped|helps|ha|hanno|aveva|è|era|sono|erano|sarà|mi)\b", re.I)
 _CJK_CHAR = re.compile(r"[\u3400-\u9fff]")
 _NOT_NAMES = frozenset("i me my mine you he she it we they the a an this that here there city home town work all "
                        "everywhere nowhere somewhere something over la il lo una un".split())
@@ -638,7 +644,8 @@ class RuleExtractor:
         sig = measure(text)
         facts: list[Fact] = []
         seen: set[tuple[str | None, str]] = set()
-        clauses = _join_elliptic([c for s in split_sentences(text) for c in _CLAUSE.split(s) if c and c.strip()])
+        clauses = _join_elliptic([c for s in split_sentences(text)
+                                  for c in ([s] if _PARENTHETICAL.search(s) else _CLAUSE.split(s)) if c and c.strip()])
         for sentence in clauses:
             for f in self._sentence_facts(sentence, lang=lang, ref_time=ref_time, topic=topic):
                 k = (f.key, (f.value or f.content).casefold())

@@ -169,3 +169,12 @@ def test_the_time_since_an_event_of_the_user_is_a_fact(message: str, fact: str) 
 @pytest.mark.parametrize("message", ["It's been a while since we talked!", "It's been a long week since Monday."])
 def test_the_time_since_we_last_talked_is_no_fact(message: str) -> None:
     assert _texts(message) == []
+
+
+@pytest.mark.parametrize(("message", "fact"), [
+    ("Speaking of family, Peanut - my guinea pig and my only pet for three years now - has been my little cheerleader.",
+     "Speaking of family, Peanut - my guinea pig and my only pet for three years now - has been my little cheerleader."),
+])
+def test_a_parenthesis_between_dashes_keeps_its_sentence_whole(message: str, fact: str) -> None:
+    # cut at its dashes and at "and my", the pet's name and what it is were lost
+    assert _texts(message) == [fact]
