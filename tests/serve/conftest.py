@@ -49,10 +49,15 @@ def server(lab: Memlab) -> Iterator[LiveServer]:
     live.stop()
 
 
+#: seconds a test client waits for the real server: generous, because a loaded 2-core CI machine (make eval and the
+#: tests side by side) once took over httpx's default 5 s to build the first /openapi.json schema
+TIMEOUT = 120.0
+
+
 def key_client(server: LiveServer, lab: Memlab, user: str) -> httpx.Client:
     """An httpx client authenticated with a new key of ``user``."""
     key = ApiKeys(lab.store.db).add(user)
-    return httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key}"}, timeout=120)
+    return httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key}"}, timeout=TIMEOUT)
 
 
 def read_sse(c: httpx.Client, body: dict[str, Any]) -> tuple[list[tuple[str, Any]], str]:

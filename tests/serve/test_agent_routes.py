@@ -19,6 +19,7 @@ from memlab.llm.fake_server import FakeLLMServer, ollama_answer, ollama_tool_cal
 from memlab.serve import ApiKeys, create_app  # noqa: E402
 from memlab.serve.runner import ThreadedServer  # noqa: E402
 
+from .conftest import TIMEOUT  # noqa: E402
 from .conftest import key_client as client  # noqa: E402
 from .conftest import read_sse as sse  # noqa: E402
 
@@ -84,7 +85,7 @@ def test_chat_streams_the_birthday_found_with_memory_search(agent_server: Thread
 
 def test_chat_needs_a_key_a_model_and_a_valid_body(agent_server: ThreadedServer, lab: Memlab, fake: FakeLLMServer,
                                                    server: ThreadedServer) -> None:
-    assert httpx.post(agent_server.url + "/v1/chat", json={"message": "ciao"}).status_code == 401
+    assert httpx.post(agent_server.url + "/v1/chat", json={"message": "ciao"}, timeout=TIMEOUT).status_code == 401
     c = client(agent_server, lab, "alice")
     assert c.post("/v1/chat", json={"message": ""}).status_code == 422
     assert c.post("/v1/chat", json={"message": "ciao", "max_steps": 0}).status_code == 422

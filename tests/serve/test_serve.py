@@ -17,7 +17,7 @@ import pytest
 from memlab.app import Memlab, open_memlab
 from memlab.serve import ApiKeys, create_app
 from memlab.testing import FakeEmbedder, free_port
-from tests.serve.conftest import NO_LLM, birthday_judge, key_client, wait_healthy
+from tests.serve.conftest import NO_LLM, TIMEOUT, birthday_judge, key_client, wait_healthy
 
 Client = Callable[[str], httpx.Client]
 
@@ -48,7 +48,7 @@ def _turns(texts: list[str]) -> list[dict]:
 
 
 def test_api_needs_a_valid_bearer_key(server, client_for: Client) -> None:
-    with httpx.Client(base_url=server.url) as anon:
+    with httpx.Client(base_url=server.url, timeout=TIMEOUT) as anon:
         r = anon.get("/api/memory")
         assert r.status_code == 401 and "memlab users add" in r.json()["detail"]
         assert r.json()["error"] == "AuthenticationError" and r.headers["www-authenticate"] == "Bearer"
@@ -228,7 +228,7 @@ def test_health_turns_503_when_the_database_is_unreadable(server, lab: Memlab) -
     """SQLite: the file moved away, then back. PostgreSQL: the server ends the app's session (as a restart does):
     /health says so once, and the next request reconnects."""
     if lab.store.backend.kind == "postgresql":
-        with httpx.Client(base_url=server.url) as c:
+        with httpx.Client(base_url=server.url, timeout=TIMEOUT) as c:
             assert c.get("/health").status_code == 200
             import psycopg
 
@@ -239,7 +239,7 @@ def test_health_turns_503_when_the_database_is_unreadable(server, lab: Memlab) -
             assert down.status_code == 503 and down.json()["checks"]["store"]["ok"] is False, down.text
             assert c.get("/health").status_code == 200
         return
-    with httpx.Client(base_url=server.url) as c:
+    with httpx.Client(base_url=server.url, timeout=TIMEOUT) as c:
         ok = c.get("/health").json()
         assert ok["status"] == "ok" and set(ok["checks"]) >= {"store", "index", "embedder", "judge", "agent"}
         assert ok["checks"]["agent"]["running"] is True and ok["checks"]["agent"]["queue_depth"] == 0
