@@ -25,7 +25,9 @@ __all__ = [
     "clash",
     "clauses",
     "content_words",
+    "event_frames",
     "habit_frames",
+    "never_vs_event",
     "other_activity",
     "other_person",
     "sentence_clauses",
@@ -216,6 +218,85 @@ def clash(absolutes: tuple[tuple[frozenset[str] | str, str], ...],
             elif isinstance(hcontent, frozenset) and content <= hcontent:
                 return clause, hclause
     return None
+
+
+#: what makes a clause no event of the user: a wish, a plan, a condition, the future, a question of taste
+_NOT_EVENT = re.compile(
+    r"\b(?:would|could|should|might|may|if|unless|wish|hope|want|wanna|gonna|going to|plan(?:ning)?|will|'ll|"
+    r"maybe|perhaps|someday|one day|can't wait|vorrei|potrei|dovrei|se|magari|spero|voglio|vorrei|forse|"
+    r"prima o poi|un giorno)\b", re.I)
+#: emphasis inside an absolute that the earlier event need not repeat ("I've never had any mental health struggles
+#: myself" / "I struggled with mental health")
+_EMPHASIS = frozenset("myself any single whole once even actual actually really one anything anybody anyone "
+                      "nessun nessuno nessuna alcun alcuna niente neanche nemmeno proprio".split())
+
+
+def event_frames(text: str, lang: str) -> tuple[tuple[frozenset[str], str], ...]:
+    """(content lemmas, clause) of what the user says they did or do, said plainly: first person, not negated, not a
+    wish, a plan, a condition or the future ("Last month I got hurt and had to take a break from pottery", "I
+    struggled with mental health"). Italian and English only (Chinese absolutes keep their words as written).
+
+    Example:
+        >>> event_frames("I struggled with mental health, but therapy helped.", "en")[0][0] == frozenset(
+        ...     {"struggle", "mental", "health"})
+        True
+    """
+    if other_person(text) or _CJK.search(text):
+        return ()
+    out: list[tuple[frozenset[str], str]] = []
+    for clause in clauses(text):
+        if _NEG.search(clause) or _NOT_EVENT.search(clause) or not _first_person(clause, lang):
+            continue
+        content = content_words(clause, lang)
+        if content:
+            out.append((content, clause))
+    return tuple(out)
+
+
+def never_vs_event(old: str, new: str, lang: str) -> tuple[str, str] | None:
+    """(old clause, new clause) when the NEW memory says the user never did what the OLD one says they did: every
+    content word of the absolute (its emphasis aside, :data:`_EMPHASIS`) is in one earlier event. "Last month I got
+    hurt" / "I've never been hurt myself"; "I struggled with mental health" / "I've never had any mental health
+    struggles myself". The other order ("I've never been to Paris" / later "I went to Paris") is a change the user
+    lived, not a contradiction: ``None``.
+
+    Example:
+        >>> never_vs_event("Last month I got hurt at the pottery class", "I've never been hurt myself", "en")
+        ('Last month I got hurt at the pottery class', "I've never been hurt myself")
+    """
+    nevers = _never_frames(new, lang)
+    if not nevers:
+        return None
+    for econtent, eclause in event_frames(old, lang):
+        for core, clause in nevers:
+            if core <= econtent:
+                return eclause, clause
+    return None
+
+
+#: light verbs an absolute and the event may say differently ("never *been* to Paris" / "*went* to Paris")
+_LIGHT = frozenset("be go get do have make take andare essere stare avere fare".split())
+#: a "never" of comparison or wonder, no absolute: "never seen anything like it", "never been so happy", "mai così"
+_COMPARISON = re.compile(r"\b(?:so|such|like|anything|more|better|worse|as|this|that|cos[iì]|tanto|simile|meglio|"
+                         r"peggio|quanto)\b", re.I)
+
+
+def _never_frames(text: str, lang: str) -> tuple[tuple[frozenset[str], str], ...]:
+    """(content lemmas but light verbs and emphasis, clause) of the user's plain "never" clauses, for
+    :func:`never_vs_event` (1-4 words: "I've never been to Paris" -> ``{paris}``)."""
+    if other_person(text) or _CJK.search(text):
+        return ()
+    out: list[tuple[frozenset[str], str]] = []
+    for clause in clauses(text):
+        if not _MARK.search(clause) or _SOFT.search(clause) or _COMPARISON.search(clause):
+            continue
+        if not _first_person(clause, lang):
+            continue
+        core = content_words(clause, lang) - _MENTAL - _EMPHASIS - _LIGHT - _TRY
+        core = frozenset(w for w in core if len(w) >= 3)
+        if 1 <= len(core) <= 4:
+            out.append((core, clause))
+    return tuple(out)
 
 
 def _object(content: frozenset[str] | str, clause: str, lang: str) -> frozenset[str] | str:

@@ -32,7 +32,9 @@ pair or passes (``None``):
   category (alcohol, meat, smoking, coffee: :data:`CATEGORIES`). Conservative: the absolute clause must say
   nothing else ("Non bevo mai alcolici la sera" is left alone), exceptions ("tranne", "except", "除了"),
   softeners ("quasi mai", "hardly ever"), hypotheticals, past habits and other people are skipped. An absolute
-  and a habit about other things agree ("I never drink coffee" / "I drink green tea every morning").
+  and a habit about other things agree ("I never drink coffee" / "I drink green tea every morning"). A later
+  "never" against an earlier event of the same thing is one too (:func:`memlab.integrity.habits.never_vs_event`:
+  "Last month I got hurt" / "I've never been hurt myself"); the other order is a change the user lived.
 * ``health`` — an allergy or intolerance against eating the same thing without problems ("Sono allergico alle
   arachidi" / "Posso mangiare arachidi senza problemi"); two allergy statements agree ("I am allergic to peanuts"
   / "I avoid peanuts because of an allergy").
@@ -75,6 +77,7 @@ from memlab.integrity.habits import (
     clash,
     clauses,
     habit_frames,
+    never_vs_event,
     other_activity,
     sentence_clauses,
     status_clash,
@@ -1353,6 +1356,10 @@ def _absolute(a: TextValues, b: TextValues, years: float | None, lang: str) -> V
             old, new = hit if not flip else hit[::-1]
             return ValueDecision("absolute", True, old, new, 0.84, ConflictType.PREFERENCE, "absolute_vs_habit",
                                  info={"category": "activity", "item": None})
+    if not b.absolutes and (hit := never_vs_event(a.text, b.text, b.lang)) is not None:
+        # "Last month I got hurt" / later "I've never been hurt myself"
+        return ValueDecision("absolute", True, hit[0], hit[1], 0.84, ConflictType.PREFERENCE, "never_vs_event",
+                             info={"category": "activity", "item": None})
     if other_item and a.short and b.short and _others_agree(a, b, years):  # the negation is the absolute's own
         # "I never eat pork" / "I have chicken most nights": another item of the category, both can be true
         return ValueDecision("absolute", False, "", "", 0.84, ConflictType.PREFERENCE, "absolute_other_item")

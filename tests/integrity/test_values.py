@@ -918,3 +918,31 @@ def test_more_states_and_their_ends(old: str, new: str, layer: str) -> None:
 def test_states_and_other_peoples_ends_stay_quiet(old: str, new: str) -> None:
     d = _d(old, new)
     assert d is None or not d.contradiction, d
+
+
+# ---------------------------------------------------------------------------------------------------- never vs event
+@pytest.mark.parametrize(("old", "new"), [
+    ("Last month I got hurt and had to take a break from pottery.", "I've never been hurt myself"),
+    ("I struggled with mental health, and the support I got was really helpful.",
+     "I've never had any mental health struggles myself."),
+    ("I ran a marathon in 2019.", "I've never run a marathon."),
+    ("I went to Paris last year.", "I've never been to Paris."),
+    ("Sono andata a Londra l'anno scorso.", "Non sono mai stata a Londra."),
+])
+def test_never_against_an_earlier_event_of_the_same_thing(old: str, new: str) -> None:
+    d = _contra(old, new, "absolute")
+    assert d.reason == "never_vs_event" and (d.old, d.new) != ("", ""), d
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("I've never been to Paris.", "I went to Paris last year."),  # the other order: the user went since
+    ("My sister ran a marathon.", "I've never run a marathon."),  # someone else's event
+    ("I'd love to visit Japan someday.", "I've never been to Japan."),  # a wish, no event
+    ("I saw the movie with my friends.", "I've never seen anything like it."),  # wonder, no absolute
+    ("I had a great time at the beach.", "I never had so much fun."),
+    ("I love hiking with my dog.", "I've never hiked the Alps."),  # the Alps were never hiked
+    ("I watched a horror movie yesterday.", "I never watch horror movies alone."),  # softened
+])
+def test_never_and_what_is_not_the_same_event_stay_quiet(old: str, new: str) -> None:
+    d = _d(old, new)
+    assert d is None or not d.contradiction, d
