@@ -223,7 +223,7 @@ def clash(absolutes: tuple[tuple[frozenset[str] | str, str], ...],
 #: what makes a clause no event of the user: a wish, a plan, a condition, the future, a question of taste
 _NOT_EVENT = re.compile(
     r"\b(?:would|could|should|might|may|if|unless|wish|hope|want|wanna|gonna|going to|plan(?:ning)?|will|'ll|"
-    r"maybe|perhaps|someday|one day|can't wait|vorrei|potrei|dovrei|se|magari|spero|voglio|vorrei|forse|"
+    r"maybe|perhaps|someday|one day|can't wait|vorrei|potrei|dovrei|se|magari|spero|voglio|forse|"
     r"prima o poi|un giorno)\b", re.I)
 #: emphasis inside an absolute that the earlier event need not repeat ("I've never had any mental health struggles
 #: myself" / "I struggled with mental health")

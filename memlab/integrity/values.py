@@ -829,7 +829,7 @@ _ALLERGIC: list[re.Pattern[str]] = [
     # the allergen as the subject: "Il sesamo mi dà una reazione allergica", "Le fragole mi fanno venire l'orticaria",
     # "Shrimp gives me hives", "Kiwis make me break out in a rash"
     re.compile(rf"(?:^|[,;:]\s*){_X}\s+mi\s+(?:dà|da|danno|fa|fanno|provoca|provocano|causa|causano)\s+(?:venire\s+)?"
-               r"(?:(?:una|un'|un|l'|la|il|lo|lo|delle|dei)\s*)?(?:reazion[ei] allergic[ahe]|allergia|orticaria|"
+               r"(?:(?:una|un'|un|l'|la|il|lo|delle|dei)\s*)?(?:reazion[ei] allergic[ahe]|allergia|orticaria|"
                r"prurito|shock anafilattico|gonfiore)\b", re.I),
     re.compile(rf"(?:^|[,;:]\s*){_X}\s+(?:gives?|gave)\s+me\s+(?:an?\s+)?(?:(?:bad|severe|serious|terrible)\s+)?"
                r"(?:allergic reaction|hives|rash|anaphylaxis)\b", re.I),
@@ -1095,6 +1095,14 @@ def category_forms(text: str, *, limit: int = 40) -> tuple[str, ...]:
 
 
 # ====================================================================================== comparison helpers
+def _after(t1: datetime, t2: datetime) -> bool:
+    """``t1`` later than ``t2`` (``False`` when they cannot be compared: one naive, one aware)."""
+    try:
+        return t1 > t2
+    except TypeError:
+        return False
+
+
 def _age_years(t_old: datetime | None, t_new: datetime | None) -> float | None:
     if t_old is None or t_new is None:
         return None
@@ -1337,7 +1345,10 @@ def _place_layer(a: TextValues, b: TextValues, years: float | None, lang: str) -
     return None
 
 
-def _absolute(a: TextValues, b: TextValues, years: float | None, lang: str) -> ValueDecision | None:
+def _absolute(a: TextValues, b: TextValues, years: float | None, lang: str, *,
+              later_first: bool = False) -> ValueDecision | None:
+    """``later_first``: ``a`` was recorded after ``b`` (a whole-store check compares both ways), so a "never" in ``b``
+    came first and an event in ``a`` is a change the user lived, not a contradiction (:func:`never_vs_event`)."""
     for (src, dst, flip) in ((a, b, False), (b, a, True)):
         for cat, item, clause in src.absolutes:
             for hcat, hitem, hclause in dst.habits:
@@ -1356,7 +1367,7 @@ def _absolute(a: TextValues, b: TextValues, years: float | None, lang: str) -> V
             old, new = hit if not flip else hit[::-1]
             return ValueDecision("absolute", True, old, new, 0.84, ConflictType.PREFERENCE, "absolute_vs_habit",
                                  info={"category": "activity", "item": None})
-    if not b.absolutes and (hit := never_vs_event(a.text, b.text, b.lang)) is not None:
+    if not later_first and not b.absolutes and (hit := never_vs_event(a.text, b.text, b.lang)) is not None:
         # "Last month I got hurt" / later "I've never been hurt myself"
         return ValueDecision("absolute", True, hit[0], hit[1], 0.84, ConflictType.PREFERENCE, "never_vs_event",
                              info={"category": "activity", "item": None})
@@ -1709,12 +1720,14 @@ def compare_values(old_text: str, new_text: str, *, old_entities: Sequence[Entit
     if not a.text.strip() or not b.text.strip():
         return None
     years = _age_years(old_time, new_time)
+    later_first = old_time is not None and new_time is not None and _after(old_time, new_time)
     consistent: ValueDecision | None = None
     for name in LAYERS:
         if name not in layers:
             continue
         try:
             d = (_onset_layer(a, b, old_time, new_time, lang) if name == "onset"
+                 else _absolute(a, b, years, lang, later_first=later_first) if name == "absolute"
                  else _LAYER_FN[name](a, b, years, lang))
         except (ValueError, TypeError, OverflowError, KeyError, IndexError, AttributeError) as exc:
             import logging

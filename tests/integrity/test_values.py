@@ -946,3 +946,12 @@ def test_never_against_an_earlier_event_of_the_same_thing(old: str, new: str) ->
 def test_never_and_what_is_not_the_same_event_stay_quiet(old: str, new: str) -> None:
     d = _d(old, new)
     assert d is None or not d.contradiction, d
+
+
+def test_never_recorded_before_the_event_is_a_change_not_a_contradiction() -> None:
+    # a whole-store check also compares a memory with a LATER one: "never been to Paris" said first, then the trip
+    t1, t2 = datetime(2024, 1, 1, tzinfo=UTC), datetime(2024, 6, 1, tzinfo=UTC)
+    later_event = V.compare_values("I went to Paris last week.", "I've never been to Paris.", old_time=t2, new_time=t1)
+    assert later_event is None or not later_event.contradiction, later_event
+    earlier_event = V.compare_values("I went to Paris last week.", "I've never been to Paris.", old_time=t1, new_time=t2)
+    assert earlier_event is not None and earlier_event.reason == "never_vs_event", earlier_event
