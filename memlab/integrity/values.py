@@ -781,6 +781,8 @@ _CONSUME = re.compile(
     r"me la mangio|me li mangio|li mangio|le mangio|lo mangio|la mangio|"
     # what the user puts on their food: "Metto i semi di sesamo dappertutto", "I put honey in my tea"
     r"metto|aggiungo|i put|i add|i sprinkle)\b|吃|喝|零食", re.I)
+#: a word of allergy or intolerance, in any of the three languages
+_ALLERGY_WORD = re.compile(r"过敏|allerg|intoller|intoleran", re.I)
 #: the user eating or drinking, said with a first-person singular verb: another person named in the same text is
 #: then whose food it is ("I peperoni ripieni di mia nonna li mangio spesso"), not who eats it
 _OWN_EATING = re.compile(r"\b(?:mangio|bevo|ho mangiato|ho bevuto|(?:me )?(?:li|le|lo|la) mangio|i eat|i ate|i drink|"
@@ -887,7 +889,7 @@ def _someone_else(text: str) -> bool:
     le mangio": the allergy is the son's)."""
     if not _other_person(text):
         return False
-    return not _OWN_EATING.search(text) or bool(re.search(r"allerg|intoller|intoleran|过敏", text, re.I))
+    return not _OWN_EATING.search(text) or bool(_ALLERGY_WORD.search(text))
 
 
 def _health(text: str) -> list[tuple[str, int, str]]:
@@ -928,7 +930,7 @@ def _tolerances(text: str, allergic: set[str], extra: Sequence[str] = ()) -> lis
         if not (_NO_PROBLEM.search(clause) or _HABIT.search(clause)) or not _CONSUME.search(clause):
             continue
         head = _NO_PROBLEM.sub(" ", clause)
-        if _POS_BLOCK.search(head) or re.search(r"过敏|allerg|intoller|intoleran", head, re.I):
+        if _POS_BLOCK.search(head) or _ALLERGY_WORD.search(head):
             continue
         for m in _FOOD_RX.finditer(clause):
             form = m.group(0).casefold()
@@ -1095,8 +1097,10 @@ def category_forms(text: str, *, limit: int = 40) -> tuple[str, ...]:
 
 
 # ====================================================================================== comparison helpers
-def _after(t1: datetime, t2: datetime) -> bool:
-    """``t1`` later than ``t2`` (``False`` when they cannot be compared: one naive, one aware)."""
+def _after(t1: datetime | None, t2: datetime | None) -> bool:
+    """``t1`` later than ``t2`` (``False`` when either is unknown or they cannot be compared: one naive, one aware)."""
+    if t1 is None or t2 is None:
+        return False
     try:
         return t1 > t2
     except TypeError:
@@ -1720,7 +1724,7 @@ def compare_values(old_text: str, new_text: str, *, old_entities: Sequence[Entit
     if not a.text.strip() or not b.text.strip():
         return None
     years = _age_years(old_time, new_time)
-    later_first = old_time is not None and new_time is not None and _after(old_time, new_time)
+    later_first = _after(old_time, new_time)
     consistent: ValueDecision | None = None
     for name in LAYERS:
         if name not in layers:
