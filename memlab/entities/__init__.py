@@ -12,7 +12,7 @@ Example:
 
 from __future__ import annotations
 
-from memlab.entities.extract import MAX_ENTITY_TEXT_CHARS, extract_entities
+from memlab.entities.extract import MAX_ENTITY_TEXT_CHARS, extract_entities, introduced_names
 from memlab.entities.model import (
     ATTRIBUTES,
     STABLE_ATTRIBUTES,
@@ -33,4 +33,5 @@ __all__ = [
     "format_day",
     "format_month",
     "format_value",
+    "introduced_names",
 ]

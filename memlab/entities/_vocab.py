@@ -44,8 +44,28 @@ NUMBER_WORDS: dict[str, int] = {
     # Chinese (single characters; 两 = two of something)
     "一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10,
 }
-_NUM_WORDS_LATIN = sorted((w for w in NUMBER_WORDS if w.isascii() and w not in {"a", "an", "no"}), key=len,
-                          reverse=True)
+
+def _compound_numbers() -> dict[str, int]:
+    """21-99 written as one word: "thirty-four" / "thirty four", "trentaquattro", "ventuno" / "ventun" (a tens word
+    loses its last vowel before "uno" and "otto"; "tre" is also written "tré")."""
+    en_u = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+    it_u = ["uno", "due", "tre", "quattro", "cinque", "sei", "sette", "otto", "nove"]
+    out: dict[str, int] = {}
+    for t, en_t, it_t in zip(range(20, 100, 10), ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty",
+                                                   "ninety"], ["venti", "trenta", "quaranta", "cinquanta", "sessanta",
+                                                               "settanta", "ottanta", "novanta"], strict=True):
+        for u, (eu, iu) in enumerate(zip(en_u, it_u, strict=True), start=1):
+            out[f"{en_t}-{eu}"] = out[f"{en_t} {eu}"] = t + u
+            stem = it_t[:-1] if iu[0] in "uo" else it_t
+            out[stem + iu] = t + u
+        out[it_t[:-1] + "un"] = t + 1
+        out[it_t + "tré"] = t + 3
+    return out
+
+
+NUMBER_WORDS.update(_compound_numbers())
+_NUM_WORDS_LATIN = sorted((w for w in NUMBER_WORDS if not "\u4e00" <= w[0] <= "\u9fff" and w not in {"a", "an", "no"}),
+                          key=len, reverse=True)
 NUM = r"(?:\d+(?:[.,]\d+)?|" + "|".join(_NUM_WORDS_LATIN) + r")"
 
 WEEKDAYS: dict[str, int] = {
@@ -84,11 +104,13 @@ _KIN_EN = (r"sister|brother|mother|mom|mum|father|dad|wife|husband|son|daughter|
 _KIN_IT = (r"sorella|fratello|madre|mamma|padre|papà|papa|moglie|marito|figlio|figlia|figli|amico|amica|"
            r"fidanzat[oa]|ragazz[oa]|compagn[oa]|cugin[oa]|zi[oa]|nonn[oa]|capo|collega|vicin[oa]|cane|gatto|"
            r"coinquilin[oa]|genitori|famiglia|bambin[oa]|suocer[oa]")
+KIN_EN_ALT = _KIN_EN  # the English kin words, for the age of "my daughter is 12" (memlab.entities.extract)
 OTHER_PERSON = re.compile(
     rf"\b(?:my|his|her|our|their|your)\s+(?:\w+\s+)?(?P<en>{_KIN_EN})\b"
     rf"|\b(?:(?:la|il|lo|le|i|gli)\s+)?(?:mia|mio|mie|miei|sua|suo|sue|suoi|nostra|nostro|tua|tuo|vostra|vostro)\s+"
     rf"(?P<it>{_KIN_IT})\b"
     rf"|\b(?:la|il|lo|l'|le|i|gli)\s*(?P<it2>{_KIN_IT})\s+(?:di|del|della)\b"
+    rf"|\b(?:la|il|lo|l')\s*(?P<it3>{_KIN_IT})(?=\s+(?-i:[A-Z][a-zà-ý]+)\b)"  # "il nonno Aldo", "la zia Carla"
     r"|\b(?P<pron>he|she|they|lui|lei|loro|you|tu)\b"
     r"|(?:我的|我)(?P<zh>妈妈|爸爸|姐姐|妹妹|哥哥|弟弟|老婆|老公|妻子|丈夫|朋友|儿子|女儿|男朋友|女朋友|同事|老板)"
     r"|(?P<zhpron>他|她|你)",
@@ -98,8 +120,15 @@ OTHER_PERSON = re.compile(
 OTHER_PERSON_NAMED = re.compile(
     r"\b(?P<poss>[A-Z][a-zà-ý]+)'s\b"
     r"|\b(?:di|del|della)\s+(?P<di>[A-Z][a-zà-ý]+)\b"
-    r"|(?:^|[,;:]\s*|\b(?:and|e|ma|but)\s+)(?P<name3>[A-Z][a-zà-ý]+)\s+(?:was born|is|lives|works|è nat[oa]|è|abita|vive|lavora|si chiama|compie)\b"
+    r"|(?:^|[,;:]\s*|\b(?:and|e|ma|but)\s+)(?P<name3>[A-Z][a-zà-ý]+)\s+"
+    r"(?:was born|is|lives|works|(?:just\s+)?turn(?:ed|s)|è nat[oa]|è|abita|vive|lavora|si chiama|compie|ha)\b"
 )
+#: the one name a kin word is followed by: "my daughter, Lily," / "mia sorella Irene" / "il nonno Aldo" (case-sensitive)
+APPOSITIVE_NAME = re.compile(r"\s*,?\s*(?P<name>[A-Z][a-zà-ý]+)\b(?!['’]s\b)")
+#: one canonical word per kin relation written several ways, so that "mia madre" and "mia mamma" are one subject
+KIN_CANON = {"mom": "mother", "mum": "mother", "dad": "father", "grandma": "grandmother", "grandpa": "grandfather",
+             "mamma": "madre", "papà": "padre", "papa": "padre", "babbo": "padre", "neighbor": "neighbour",
+             "kid": "child", "kids": "children", "coworker": "colleague"}
 NOT_A_NAME = {"i", "it", "this", "that", "there", "she", "he", "my", "the", "il", "la", "lo", "what", "who", "user",
               "utente", "l'utente", "our", "your", "his", "her", "today", "oggi", "mine", "yes", "no", "si", "sì",
               "ciao", "hello", "hi", "where", "dove", "when", "quando", "which", "chi", "cosa", "what's", "it's"}
@@ -120,6 +149,28 @@ NAME_PREFIX = re.compile(
 NICKNAME_BEFORE = re.compile(
     r"\b(?:friends|everyone|everybody|people|colleagues|family|they(?: all)?|tutti|amici|colleghi|famiglia)\b"
     r"[^.!?]{0,12}$|(?:们|大家|家里人|别人|他们|她们)都?$", re.I)
+#: an introduction, where the name ends the clause: "I'm Gregory," / "Piacere, sono Alessandro Ferri." / "你好，我是郑雨晴。"
+#: (the Chinese form needs the greeting: "我是老师" says a role)
+INTRODUCTION = re.compile(
+    r"(?:^|[.!?]\s+|\b(?i:hi|hello|hey|ciao|salve|piacere)[,!]?\s+)(?i:i'm|i am|sono)\s+"
+    r"(?P<x>[A-Z][a-zà-ÿ]+(?:\s+[A-Z][a-zà-ÿ]+)?)(?=\s*(?:[,.!;]|$|\s+(?i:by the way|btw)))"
+    r"|(?:你好|您好|大家好|嗨)[，,！!]?\s*我是(?P<y>[\u4e00-\u9fff]{2,3}?)(?=[，。！？,.!?\s]|$)")
+#: Chinese words ending a role, not a name: 老师, 学生, 医生, 店员, 新来的, 北京人, 专家, 家长, 记者
+INTRODUCTION_NOT_NAME_ZH = re.compile(r"[师生员的人家长者士工]$")
+#: capitalised words an introduction can hold that are not names: beliefs, parties, nationalities
+INTRODUCTION_NOT_NAMES = frozenset("""catholic christian muslim jewish buddhist hindu protestant orthodox mormon atheist
+agnostic democrat republican conservative liberal libertarian independent american canadian mexican brazilian
+argentinian argentine chilean peruvian colombian venezuelan cuban british english scottish welsh irish french german
+dutch belgian swiss austrian italian spanish portuguese greek turkish polish russian ukrainian swedish norwegian danish
+finnish icelandic czech hungarian romanian bulgarian serbian croatian chinese japanese korean vietnamese thai
+filipino indonesian malaysian indian pakistani bangladeshi nepali iranian iraqi israeli lebanese syrian egyptian
+moroccan nigerian kenyan ethiopian somali african european asian australian kiwi texan californian""".split()) | {
+    # Italian nationalities and beliefs, each in its four endings ("Sono Italiana.")
+    stem + end for stem in """italian american african european asiatic australian canades messican brasilian argentin
+    tedesc spagnol svizzer olandes russ grec cines giappones corean frances ingles scozzes irlandes portoghes austriac
+    polacc ucrain svedes norveges danes rumen bulgar serb croat turc egizian marocchin indian pakistan cattolic
+    cristian musulman ebre buddist induist protestant ortodoss ate agnostic""".split()
+    for end in ("o", "a", "i", "e", "")}
 NAME_PREFIX_ZH = re.compile(r"(?:我叫|叫我|我的名字是|我的名字叫|我名字叫|我名叫|称呼我)\s*")
 NAME_STOP = {
     "back", "later", "when", "if", "at", "on", "tomorrow", "anytime", "please", "a", "an", "the", "whatever",

@@ -31,7 +31,7 @@ from memlab.entities import _vocab as V
 from memlab.entities.model import Entity, EntityKind
 from memlab.errors import InvalidInputError
 
-__all__ = ["MAX_ENTITY_TEXT_CHARS", "extract_entities"]
+__all__ = ["MAX_ENTITY_TEXT_CHARS", "extract_entities", "introduced_names"]
 
 #: Only the first this-many characters of a text are scanned (longer texts are not memories but documents).
 MAX_ENTITY_TEXT_CHARS = 20_000
@@ -120,11 +120,16 @@ _HEIGHT_BARE = re.compile(r"\b(?:alt[oa]|tall|height|altezza)\s+(?:è\s+|is\s+|d
                           re.I)
 _HEIGHT_ZH = re.compile(r"身高\s*(?P<n>1[.]\d{1,2}|1\d{2}|2[0-2]\d)")
 _AGE = re.compile(
-    rf"\b(?:ho|compio|compiuto|avere|età(?: di|,)?)\s+(?P<n1>{V.NUM})\s+anni\b(?!\s+fa)"
+    rf"\b(?:ho|ha|compio|compie|compiuto|compirà|avere|età(?: di|,)?)\s+(?P<n1>{V.NUM})\s+anni\b"
+    r"(?!\s+(?:fa|di\s+(?:esperienza|lavoro|servizio|carriera|matrimonio|contributi|anzianità)))"
     rf"|\b(?P<n2>{V.NUM})\s+(?:years?\s+old|yrs?\s+old|y/?o)\b"
+    rf"|\b(?:i'm|i am)\s+(?P<n8>{V.NUM})(?=\s*(?:[.!;]|$|,\s+(?:and|but|e|ma)\b))"  # "I'm thirty-four."
     rf"|\b(?:i'm|i am|im|age|aged|turned|turning|età)\s+(?P<n3>\d{{1,3}})\b(?!\s*(?:%|kg|cm|km|lbs|pounds|euro|\$|minutes|hours|days|weeks|months|times|am|pm|:|\.\d))"
     r"|(?P<n4>\d{1,3})\s*岁|今年(?P<n5>\d{1,3})了"  # "我今年36了"
-    r"|^(?i:at)\s+(?P<n6>\d{2}),\s+(?i:i'm|i am)\b",  # "At 58, I'm the oldest one"
+    r"|^(?i:at)\s+(?P<n6>\d{2}),\s+(?i:i'm|i am)\b"  # "At 58, I'm the oldest one"
+    # another person's age said with "is": "my daughter is 12", "Lily is 12." (a name or a kin word right before it)
+    rf"|(?:\b(?-i:[A-Z][a-zà-ý]+)|\b(?:{V.KIN_EN_ALT})),?\s+(?:is|turns|just turned)\s+(?P<n7>\d{{1,3}})"
+    r"(?=\s*(?:[.,;!?]|$|\s+(?:and|but|now|already|this|next|last|today|in)\b))",
     re.I,
 )
 _MONEY = re.compile(
@@ -211,11 +216,23 @@ def _clause_window(text: str, start: int) -> str:
     return sent[last:]
 
 
+def _kin_subject(window: str, kin: str, end: int) -> str:
+    """The subject a kin word names: the name right after it when there is one ("my daughter, Lily," -> ``lily``:
+    two sisters are two people), else the kin word in one canonical form ("mamma" -> ``madre``)."""
+    m = V.APPOSITIVE_NAME.match(window, end)
+    if m is not None:
+        name = m.group("name").lower()
+        if name not in V.NOT_A_NAME and name not in V.MONTHS and name not in V.WEEKDAYS:
+            return name
+    return V.KIN_CANON.get(kin, kin)
+
+
 def _others(window: str) -> list[tuple[int, int, str]]:
     found: list[tuple[int, int, str]] = []
     for m in V.OTHER_PERSON.finditer(window):
-        g = next(k for k in ("en", "it", "it2", "pron", "zh", "zhpron") if m.group(k))
-        found.append((m.start(), m.end(), m.group(g).lower()))
+        g = next(k for k in ("en", "it", "it2", "it3", "pron", "zh", "zhpron") if m.group(k))
+        kin = m.group(g).lower()
+        found.append((m.start(), m.end(), _kin_subject(window, kin, m.end()) if g in ("en", "it", "it3") else kin))
     for m in V.OTHER_PERSON_NAMED.finditer(window):
         g = next(k for k in ("poss", "di", "name3") if m.group(k))
         val = m.group(g)
@@ -469,14 +486,18 @@ def _scan_quantities(text: str, spans: _Spans) -> None:
 
 def _scan_ages(text: str, spans: _Spans) -> None:
     for m in _AGE.finditer(text):
-        g = next(k for k in ("n1", "n2", "n3", "n4", "n5", "n6") if m.group(k))
+        g = next(k for k in ("n1", "n2", "n8", "n3", "n4", "n5", "n6", "n7") if m.group(k))
         s, e = m.span(g)
         if not spans.free(s, e):
             continue
         n = _to_number(m.group(g))
         if n is None or not (0 < n < 125):
             continue
-        spans.add(Entity(EntityKind.NUMBER, m.group().strip(), m.start(), m.end(), float(n), "age", "year"))
+        if g == "n7" and m.group().split(None, 1)[0].strip(",").lower() in V.NOT_A_NAME:  # "It is 12"
+            continue
+        # the entity starts at its number, so that the subject is read from every word before it, the verb included
+        # ("Marco ha 30 anni", "Lily is 12", "ho 34 anni")
+        spans.add(Entity(EntityKind.NUMBER, text[s:m.end()].strip(), s, m.end(), float(n), "age", "year"))
 
 
 def _scan_money(text: str, spans: _Spans) -> None:
@@ -612,6 +633,36 @@ def _name_attr(text: str, start: int) -> str:
     return "nickname" if V.NICKNAME_BEFORE.search(text[max(0, start - 40):start]) else "name"
 
 
+@functools.lru_cache(maxsize=1)
+def _language_names() -> frozenset[str]:
+    """English names of languages ("Italian", "Chinese"): an introduction with one of them is a nationality."""
+    import pycountry
+
+    return frozenset(lg.name.casefold() for lg in pycountry.languages if hasattr(lg, "alpha_2"))
+
+
+def introduced_names(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, name) of each name the user introduces themself with: "Hi, I'm Gregory.", "Ciao, sono
+    Beatrice, mi aggiungi il latte?", "你好，我是郑雨晴，帮我查一下天气。"; beliefs, nationalities and roles are
+    no names ("I'm Catholic.", "你好，我是新来的。").
+
+    Example:
+        >>> introduced_names("Piacere, sono Alessandro Ferri.")
+        [(14, 30, 'Alessandro Ferri')]
+    """
+    out = []
+    for m in V.INTRODUCTION.finditer(text):
+        g = "x" if m.group("x") else "y"
+        raw = m.group(g)
+        first = raw.split()[0].casefold()
+        if g == "y" and V.INTRODUCTION_NOT_NAME_ZH.search(raw):
+            continue
+        if g == "x" and (first in V.INTRODUCTION_NOT_NAMES or first in _language_names()):
+            continue
+        out.append((m.start(g), m.end(g), raw))
+    return out
+
+
 def _names_places(text: str, taken: list[tuple[int, int]]) -> list[Entity]:
     out: list[Entity] = []
 
@@ -632,6 +683,8 @@ def _names_places(text: str, taken: list[tuple[int, int]]) -> list[Entity]:
                 raw = raw.split()[0]
                 e = s + len(raw)
             add(EntityKind.NAME, s, e, raw, _name_attr(text, m.start()))
+    for s_, e_, raw in introduced_names(text):
+        add(EntityKind.NAME, s_, e_, raw, "name")
     for m in V.NAME_PREFIX_ZH.finditer(text):
         got = _cjk_value(text, m.end(), max_len=3, stops=("今年", "是", "在", "的", "了", "吧", "呢", "啊", "哦", "就", "好"))
         if got is not None:

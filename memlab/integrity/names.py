@@ -11,9 +11,9 @@
 
 from __future__ import annotations
 
-import functools
 import re
 
+from memlab.entities import introduced_names
 from memlab.text import lemma
 
 __all__ = ["name_clash", "nickname", "own_names", "pet_names", "stated_name"]
@@ -102,31 +102,9 @@ _OWN_NAME = re.compile(
     r"\b(?i:my (?:full |real |legal )?name is|my name's|my name,|mi chiamo|il mio nome (?:completo )?è|a nome mio,)\s+"
     r"(?P<x>[A-Z][a-zà-ÿ]+(?:\s+[A-Z][a-zà-ÿ]+)?)(?![\w'’])"
     r"|(?:我叫|我名叫|我(?:身份证上|护照上|证件上)?的(?:全名|名字)(?:是|叫))(?P<y>[\u4e00-\u9fff]{2,4}?)(?=[，。！？,.!?\s]|$)")
-#: "I'm Gregory," / "Piacere, sono Alessandro Ferri." : an introduction, where the name ends the clause
-_INTRO = re.compile(
-    r"(?:^|[.!?]\s+|\b(?i:hi|hello|hey|ciao|salve|piacere)[,!]?\s+)(?i:i'm|i am|sono)\s+"
-    r"(?P<x>[A-Z][a-zà-ÿ]+(?:\s+[A-Z][a-zà-ÿ]+)?)(?=\s*(?:[,.!;]|$|\s+(?i:by the way|btw)))")
 #: the user's surname: "il cognome è Galli", "my last name is Ortiz", "我姓赵"
 _SURNAME = re.compile(r"\b(?i:il (?:mio )?cognome è|my (?:last name|surname|family name) is)\s+(?P<x>[A-Z][a-zà-ÿ]+)"
                       r"|我姓(?P<y>[\u4e00-\u9fff])(?![\u4e00-\u9fff]{0,1}的)")
-#: capitalised words an introduction can hold that are not names: beliefs, parties
-_NOT_NAMES = frozenset("""catholic christian muslim jewish buddhist hindu protestant orthodox mormon atheist agnostic
-democrat republican conservative liberal libertarian independent american canadian mexican brazilian argentinian
-argentine chilean peruvian colombian venezuelan cuban british english scottish welsh irish french german dutch
-belgian swiss austrian italian spanish portuguese greek turkish polish russian ukrainian swedish norwegian danish
-finnish icelandic czech hungarian romanian bulgarian serbian croatian chinese japanese korean vietnamese thai
-filipino indonesian malaysian indian pakistani bangladeshi nepali iranian iraqi israeli lebanese syrian egyptian
-moroccan nigerian kenyan ethiopian somali african european asian australian kiwi texan californian""".split())
-
-
-@functools.lru_cache(maxsize=1)
-def _languages() -> frozenset[str]:
-    """English names of languages ("Italian", "Chinese"): an introduction with one of them is a nationality."""
-    import pycountry
-
-    return frozenset(lg.name.casefold() for lg in pycountry.languages if hasattr(lg, "alpha_2"))
-
-
 def own_names(text: str) -> tuple[tuple[str, ...], str | None]:
     """(the names the user gives as their own, the surname they give), read from outright statements and
     introductions; a nickname others use is not one.
@@ -138,10 +116,7 @@ def own_names(text: str) -> tuple[tuple[str, ...], str | None]:
     if nickname(text):
         return (), None
     names = [m.group("x") or m.group("y") for m in _OWN_NAME.finditer(text)]
-    for m in _INTRO.finditer(text):
-        first = m.group("x").split()[0].casefold()
-        if first not in _NOT_NAMES and first not in _languages():
-            names.append(m.group("x"))
+    names += [raw for _, _, raw in introduced_names(text)]
     sm = _SURNAME.search(text)
     return tuple(dict.fromkeys(names)), (sm.group("x") or sm.group("y")) if sm else None
 

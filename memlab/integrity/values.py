@@ -1027,8 +1027,9 @@ def _analyse(text: str, ents: tuple[Entity, ...] | None) -> TextValues:
     ents = ents if ents is not None else (_safe_entities(text) if text.strip() else ())
     norm = _birth_year_from_age(normalise_numbers(normalise_dates(text, lang), lang)) if text.strip() else ""
     norm_ents = ents if norm == text else _safe_entities(norm)
+    # the numbers written with digits (the entities level reads some words too: "thirty-four", "trentaquattro")
     orig = {(e.attribute, e.subject, round(float(e.value), 3)) for e in ents
-            if e.kind is EntityKind.NUMBER and isinstance(e.value, (int, float))}
+            if e.kind is EntityKind.NUMBER and isinstance(e.value, (int, float)) and re.search(r"\d", e.text)}
     word_numbers = tuple(e for e in norm_ents if norm != text and e.kind is EntityKind.NUMBER
                          and e.attribute in _NUM_ATTRS and isinstance(e.value, (int, float))
                          and (e.attribute, e.subject, round(float(e.value), 3)) not in orig)

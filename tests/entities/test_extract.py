@@ -6,7 +6,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memlab.entities import MAX_ENTITY_TEXT_CHARS, Entity, EntityKind, extract_entities, format_value
+from memlab.entities import (
+    MAX_ENTITY_TEXT_CHARS,
+    Entity,
+    EntityKind,
+    extract_entities,
+    format_value,
+    introduced_names,
+)
 from memlab.errors import InvalidInputError
 
 REF = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)  # a Friday
@@ -308,3 +315,70 @@ def test_a_long_digit_run_is_read_in_linear_time() -> None:
     t0 = time.perf_counter()
     extract_entities("1" * 10_000 + " euro")
     assert time.perf_counter() - t0 < 5.0
+
+
+# ------------------------------------------------------------------------------------------------ others' ages
+@pytest.mark.parametrize(
+    ("text", "subject", "value"),
+    [
+        ("Mia madre ha 72 anni.", "madre", 72.0),
+        ("Mia mamma, che ha 68 anni, si è iscritta in palestra.", "madre", 68.0),  # mamma and madre: one subject
+        ("Mio nonno Aldo ha 91 anni.", "aldo", 91.0),  # the name after the kin word is the subject
+        ("Il nonno Aldo compie 85 anni a maggio.", "aldo", 85.0),
+        ("Marco ha 30 anni.", "marco", 30.0),
+        ("My only daughter, Lily, is 12.", "lily", 12.0),
+        ("Lily just turned 16 and wants to learn to drive.", "lily", 16.0),
+        ("My daughter is 12.", "daughter", 12.0),
+        ("My mom is 60.", "mother", 60.0),
+        ("Ho 34 anni.", "user", 34.0),
+    ],
+)
+def test_the_age_of_another_person_is_theirs(text: str, subject: str, value: float) -> None:
+    e = _one(text)
+    assert (e.attribute, e.subject, e.value) == ("age", subject, value)
+
+
+def test_two_people_of_one_sentence_keep_their_ages() -> None:
+    ents = extract_entities("My mom is 60 and my dad is 62.")
+    assert [(e.subject, e.value) for e in ents] == [("mother", 60.0), ("father", 62.0)]
+
+
+@pytest.mark.parametrize("text", ["It is 12.", "Ho 10 anni di esperienza.", "The bill is 12 euros."])
+def test_no_age_without_a_person(text: str) -> None:
+    assert not [e for e in extract_entities(text) if e.attribute == "age"]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("I am thirty-four years old.", 34.0),  # not "four": the compound is one number
+        ("I'm thirty-four.", 34.0),
+        ("Ho trentaquattro anni.", 34.0),
+        ("Ho ventotto anni.", 28.0),  # venti + otto loses a vowel
+        ("Ho trentatré anni.", 33.0),
+        ("Mio nonno ha novantun anni.", 91.0),  # "novantun" before a noun
+    ],
+)
+def test_numbers_written_as_one_word(text: str, value: float) -> None:
+    assert _one(text).value == value
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Hi, I'm Gregory, can you help me plan a trip?", "Gregory"),
+        ("Ciao, sono Beatrice, mi aggiungi il latte alla lista della spesa?", "Beatrice"),
+        ("Piacere, sono Alessandro Ferri.", "Alessandro Ferri"),
+        ("你好，我是郑雨晴，帮我查一下明天的天气。", "郑雨晴"),
+    ],
+)
+def test_an_introduction_names_the_user(text: str, name: str) -> None:
+    assert introduced_names(text)[0][2] == name
+    e = _one(text)
+    assert (e.kind, e.attribute, e.subject, e.text) == (EntityKind.NAME, "name", "user", name)
+
+
+@pytest.mark.parametrize("text", ["I'm Catholic.", "Sono Italiana.", "Sono Francese.", "I'm Italian.",
+                                  "你好，我是新来的。", "你好，我是老师。"])
+def test_a_belief_nationality_or_role_is_no_name(text: str) -> None:
+    assert introduced_names(text) == []

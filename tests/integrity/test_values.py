@@ -955,3 +955,30 @@ def test_never_recorded_before_the_event_is_a_change_not_a_contradiction() -> No
     assert later_event is None or not later_event.contradiction, later_event
     earlier_event = V.compare_values("I went to Paris last week.", "I've never been to Paris.", old_time=t1, new_time=t2)
     assert earlier_event is not None and earlier_event.reason == "never_vs_event", earlier_event
+
+
+# ---------------------------------------------------------------------------------------------------- others' ages
+@pytest.mark.parametrize(("old", "new"), [
+    ("Mia madre ha compiuto settantadue anni ad agosto.", "Mia mamma, che ha 68 anni, si è iscritta in palestra."),
+    ("Mio nonno Aldo ha novantun anni.", "Il nonno Aldo compie ottantacinque anni a maggio, facciamo una festa."),
+    ("My only daughter, Lily, is twelve.", "Lily just turned sixteen and wants to learn to drive."),
+])
+def test_two_ages_of_one_relative_contradict(old: str, new: str) -> None:
+    d = _contra(old, new, "number")
+    assert d.info["attribute"] == "age" and d.info["subject"] != "user"
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Mia sorella Anna ha trent'anni.", "Mia sorella Marta ha trentacinque anni."),  # two sisters
+    ("Ho trentaquattro anni.", "Mio figlio ha sei anni."),
+    ("I'm thirty-four.", "Lily just turned sixteen."),  # before, "turned 16" of a name was the user's age
+])
+def test_the_ages_of_two_people_do_not_contradict(old: str, new: str) -> None:
+    d = _d(old, new)
+    assert d is None or not d.contradiction, d
+
+
+def test_digit_ages_of_one_relative_are_a_high_entities_conflict(store: MemoryStore) -> None:
+    res, judge = _check(store, "Mia madre ha 72 anni", "Mia mamma ha 68 anni, e va in palestra")
+    assert res.has_contradiction and res.contradictions[0].decided_by == "entities"
+    assert judge.calls == []
