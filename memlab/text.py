@@ -82,6 +82,7 @@ __all__ = [
     "prompt_lang",
     "split_clauses",
     "split_sentences",
+    "statements",
     "word_count",
 ]
 
@@ -241,6 +242,44 @@ def is_question(text: str) -> bool:
     return text.rstrip().endswith(("?", "？"))
 
 
+#: where the question of a "statement, question?" sentence starts: "Sono allergico alle arachidi, cosa posso mangiare?",
+#: "Hi, I'm Gregory, can you help me plan a trip?", "Ciao, sono Beatrice, mi aggiungi il latte alla lista?"
+_ASKS = re.compile(
+    r"^(?:chi|cosa|che|come|dove|quando|perch[eé]|quale|quali|quanto|quanti|quanta|quante|puoi|potresti|sai|sapresti|"
+    r"riesci|riusciresti|vuoi|hai|avete|c'è|ci sono|secondo te|(?:mi|ci|me lo|me la) \w+|who|what|what's|where|when|"
+    r"why|how|how's|which|can|could|would|will|should|shall|do|does|did|is|are|have|has|any|anything|got|mind|wanna|"
+    r"want)\b", re.I)
+#: a request whose object is the fact: "Can you remember that my birthday is April 14th?", "Puoi ricordarti che ...?"
+_REMEMBER_THAT = re.compile(
+    r"^(?:(?:can|could|would|will) you (?:please )?(?:remember|note|keep in mind|remind (?:\w+ ){1,3})(?:that )?|"
+    r"(?:puoi|potresti|riesci a) (?:ricordar(?:e|ti|lo) |tenere a mente |segnar(?:e|ti) |annotar(?:e|ti) |"
+    r"ricordare a (?:\w+ ){1,3})che )(?P<fact>.+?)[?？]\s*$", re.I)
+
+
+def statements(sentence: str) -> list[str]:
+    """A question keeps the statements said with it: the request's object ("Can you remember that my birthday is
+    April 14th?" -> "my birthday is April 14th"), or the clauses before the question ("I'm vegetarian, what should I
+    cook tonight?" -> "I'm vegetarian." and the question). Any other sentence is returned as is.
+
+    Example:
+        >>> statements("Sono allergico alle arachidi, cosa posso mangiare?")
+        ['Sono allergico alle arachidi.', 'cosa posso mangiare?']
+        >>> statements("Can you remember that my birthday is April 14th?"), statements("Come stai?")
+        (['my birthday is April 14th.'], ['Come stai?'])
+    """
+    if not is_question(sentence):
+        return [sentence]
+    m = _REMEMBER_THAT.match(sentence.strip())
+    if m:
+        return [m.group("fact").strip() + "."]
+    parts = re.split(r"(?<=[,，])", sentence.strip())
+    for i in range(1, len(parts)):
+        if _ASKS.match(parts[i].lstrip()):
+            lead = "".join(parts[:i]).rstrip(" ,，")
+            return [lead + ".", "".join(parts[i:]).lstrip()] if lead else [sentence]
+    return [sentence]
+
+
 def word_count(text: str) -> int:
     """Words in ``text``; each CJK character counts as one word.
 
@@ -264,6 +303,9 @@ _EN = frozenset(
     "where why how yes no thanks hi hello just really so but because me actually please call name live work "
     "like love want going born birthday wife husband son daughter dog cat today tomorrow yesterday".split()
 )
+#: contractions only English writes: each counts twice, so that "I'm vegetarian" (no other function word) is English
+_EN_ONLY = frozenset(w for c in "i'm i've i'll i'd don't doesn't didn't can't won't isn't aren't wasn't it's "
+                     "that's what's".split() for w in (c, c.replace("'", "’")))
 #: Function words of Italian and English (also stop words for keyword extraction).
 FUNCTION_WORDS: frozenset[str] = _IT | _EN
 
@@ -314,7 +356,7 @@ def detect_lang(text: str) -> str:
     if cjk and cjk >= len(words):
         return "zh"
     it = sum(w in _IT for w in words)
-    en = sum(w in _EN for w in words)
+    en = sum(w in _EN for w in words) + 2 * sum(w in _EN_ONLY for w in words)
     if abs(en - it) < 2 and words:
         got = detect_language(" ".join(words), languages=("en", "it"))
         if got is not None:

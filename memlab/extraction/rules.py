@@ -40,7 +40,7 @@ from memlab.errors import InvalidInputError
 from memlab.extraction.records import ExtractionResult, Fact
 from memlab.extraction.signals import keywords, measure
 from memlab.extraction.slots import render_slot
-from memlab.text import ABSOLUTE_OR_FIRST, detect_lang, is_question, split_sentences, word_count
+from memlab.text import ABSOLUTE_OR_FIRST, detect_lang, is_question, split_sentences, statements, word_count
 
 __all__ = ["MAX_MESSAGE_CHARS", "MAX_SENTENCE_CHARS", "RuleExtractor", "durability", "is_moment"]
 
@@ -245,7 +245,10 @@ _LEAD = _rx(
     # years" keeps its frame: what is left would be a generic "it's ...")
     r"(?:(?:it'?s |it is )?(?:so |kinda |pretty |just )?(?:wild|crazy|hard|funny|weird|strange|nuts|insane|"
     r"incredible|surreal) to (?:think|believe)(?: that)?|funny thing is|fun fact|believe it or not|truth is|"
-    r"pensa(?:te)? che|a pensarci|strano a dirsi|incredibile ma vero)"
+    r"pensa(?:te)? che|a pensarci|strano a dirsi|incredibile ma vero|"
+    # a request to remember the fact that follows: "Ricordati che sono allergico", "Keep in mind that I'm vegan"
+    r"ricordati(?: bene)? che|ricorda che|tieni (?:a mente|presente) che|sappi che|per la cronaca|"
+    r"(?:please )?(?:remember|keep in mind|note) that|just so you know|for the record)"
     r"(?=[\s,!.:;-]*(?:i|my|we|our|io|ho|sono|mi|il mio|la mia|ieri|oggi)\b))\b[\s,!.:;-]*)+"
 )
 _PREF = _rx(r"\b(?:mi piace|mi piacciono|adoro|amo|odio|detesto|preferisco|non sopporto|i (?:really )?(?:like|love|"
@@ -488,7 +491,10 @@ def _entity_slots(sentence: str, ents: Sequence[Any], add: Callable[..., None]) 
         if _NEGATION.search(sentence[max(0, e.start - 30) : e.start]):
             continue
         if slot == "preferred_name" and not _NAME_TRIGGER.search(sentence[max(0, e.start - 30) : e.start]):
-            continue
+            from memlab.entities import introduced_names  # an introduction names too: "Ciao, sono Beatrice"
+
+            if not any(s == e.start for s, _, _ in introduced_names(sentence)):
+                continue
         if e.kind == "number":
             value = _fmt_number(e.value)
             add(slot, value, value, f"entity:{e.attribute}")
@@ -644,7 +650,7 @@ class RuleExtractor:
         sig = measure(text)
         facts: list[Fact] = []
         seen: set[tuple[str | None, str]] = set()
-        clauses = _join_elliptic([c for s in split_sentences(text)
+        clauses = _join_elliptic([c for s0 in split_sentences(text) for s in statements(s0)
                                   for c in ([s] if _PARENTHETICAL.search(s) else _CLAUSE.split(s)) if c and c.strip()])
         for sentence in clauses:
             for f in self._sentence_facts(sentence, lang=lang, ref_time=ref_time, topic=topic):

@@ -27,7 +27,7 @@ from datetime import datetime
 
 from memlab.entities import STABLE_ATTRIBUTES, Entity, EntityKind
 from memlab.records import ConflictType
-from memlab.text import ABSOLUTE_OR_FIRST, is_question, split_clauses, split_sentences
+from memlab.text import ABSOLUTE_OR_FIRST, is_question, split_clauses, split_sentences, statements
 
 __all__ = [
     "CLOSE_DATE_PAIRS",
@@ -104,7 +104,9 @@ _SAME_CATEGORY = {"colour": "color", "colore": "color", "颜色": "color", "colo
                   "电影": "movie", "cibo": "food", "piatto": "dish", "libro": "book", "书": "book", "canzone": "song",
                   "歌": "song", "città": "city", "城市": "city", "squadra": "team", "球队": "team", "animale": "animal",
                   "动物": "animal", "frutto": "fruit", "frutta": "fruit", "水果": "fruit", "numero": "number",
-                  "数字": "number", "fiore": "flower", "花": "flower"}
+                  "数字": "number", "fiore": "flower", "花": "flower", "tv show": "show", "tv series": "show",
+                  "series": "show", "serie": "show", "serie tv": "show", "telefilm": "show", "电视剧": "show", "剧": "show",
+                  "美剧": "show"}
 _PREF_RE = [
     # a favourite of a role: "my favourite sport to play is ...", "il piatto che preferisco cucinare è ..." (the role
     # joins the category: a favourite to play and one to watch are two favourites)
@@ -113,11 +115,14 @@ _PREF_RE = [
                re.I),
     re.compile(rf"\b(?:preferisc[oe]|preferiamo|i prefer|i'd prefer|prefers|user prefers)\s+(?!\w+\s+(?:è|sono)\b){_ART}{_OBJ}",
                re.I),
-    re.compile(rf"\b(?:my|il mio|la mia|i miei|le mie)\s+(?P<cat>[\w-]+)\s+(?:preferit[oaie]|favou?rite)\s+(?:è|sono|is|are)\s+{_ART}{_OBJ}", re.I),
-    re.compile(rf"\b(?:my\s+)?favou?rite\s+(?P<cat>[\w-]+)\s+(?:is|are)\s+{_ART}{_OBJ}", re.I),
-    re.compile(rf"\b(?:il mio|la mia)\s+(?P<cat>[\w-]+)\s+(?:preferit[oa])\s+{_ART}{_OBJ}", re.I),
+    re.compile(rf"\b(?:my|il mio|la mia|i miei|le mie)\s+(?P<cat>serie\s+tv|[\w-]+)\s+(?:preferit[oaie]|favou?rite)\s+"
+               rf"(?:è|sono|is|are)\s+{_ART}{_OBJ}", re.I),
+    re.compile(rf"\b(?:my\s+)?favou?rite\s+(?P<cat>(?:tv\s+)?[\w-]+)\s+(?:is|are)\s+{_ART}{_OBJ}", re.I),
+    re.compile(rf"\b(?:il mio|la mia)\s+(?P<cat>serie\s+tv|[\w-]+)\s+(?:preferit[oa])\s+(?!è\b|sono\b){_ART}{_OBJ}", re.I),
     # "我最喜欢(吃)的水果是荔枝", "水果里我最爱的是榴莲", "一年四季里我最爱春天", "我最喜欢秋天"
-    re.compile(r"最(?:喜欢|爱)[吃喝看听玩穿读用]?的(?P<cat>[\u4e00-\u9fff]{1,3}?)(?:就是|是)(?P<obj>[\u4e00-\u9fff]{1,4})"),
+    # a title in book-title marks is one object: "我最爱的剧是《琅琊榜》"
+    re.compile(r"最(?:喜欢|爱)[吃喝看听玩穿读用]?的(?P<cat>[\u4e00-\u9fff]{1,3}?)(?:就是|是)"
+               r"(?P<obj>《[^》]{1,15}》|[\u4e00-\u9fff]{1,4})"),
     re.compile(r"(?:一年)?(?P<cat>[\u4e00-\u9fff]{1,2})(?:里面|当中|里|中)[，,]?我?最(?:喜欢|爱)的?(?:就是|是)?"
                r"(?P<obj>[\u4e00-\u9fff]{1,4})"),
     re.compile(r"最(?:喜欢|爱)(?![吃喝看听玩穿读用]?的)(?P<obj>[\u4e00-\u9fff]{1,4})"),
@@ -520,13 +525,16 @@ def _words(text: str) -> int:
 
 def asserts_nothing(text: str) -> bool:
     """True when every sentence of ``text`` is a question ("Do you like your job?", "Ti piace il tè?",
-    "你喜欢茶吗？"): a question states no fact, so it can neither contradict nor be contradicted.
+    "你喜欢茶吗？"): a question states no fact, so it can neither contradict nor be contradicted. The statements said
+    with a question are facts (:func:`memlab.text.statements`: "Ciao, sono Beatrice, mi aggiungi il latte?").
 
     Example:
         >>> asserts_nothing("Do you have any pets? What kind?"), asserts_nothing("I have a dog. Do you?")
         (True, False)
+        >>> asserts_nothing("I'm vegetarian, what should I cook tonight?")
+        False
     """
-    parts = [t for t in split_sentences(text) if any(ch.isalnum() for ch in t)]
+    parts = [p for t in split_sentences(text) if any(ch.isalnum() for ch in t) for p in statements(t)]
     return bool(parts) and all(is_question(t) for t in parts)
 
 

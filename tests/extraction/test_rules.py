@@ -182,3 +182,36 @@ def test_a_place_named_after_a_comma_is_kept_and_an_origin_is_lasting() -> None:
     facts = [f.content for f in RuleExtractor().extract(msg).facts]
     assert any(f.endswith("my home country, Norway.") for f in facts), facts
     assert durability("I grew up in Porto.") > durability("Porto is lovely.")
+
+
+# ------------------------------------------------------------------------------------------------ facts said with a question
+@pytest.mark.parametrize(
+    ("text", "key", "value"),
+    [
+        ("I'm vegetarian, what should I cook tonight?", "diet", "vegetarian"),
+        ("Can you remember that my birthday is April 14th?", "birthday", "--04-14"),
+        ("Puoi ricordare che il mio compleanno è il 14 aprile?", "birthday", "--04-14"),
+        ("Can you remind my team that my birthday is April 14th?", "birthday", "--04-14"),
+        ("Ciao, sono Beatrice, mi aggiungi il latte alla lista della spesa?", "preferred_name", "Beatrice"),
+        ("Hi, I'm Gregory, can you help me plan a trip?", "preferred_name", "Gregory"),
+        ("你好，我是郑雨晴，帮我查一下明天的天气。", "preferred_name", "郑雨晴"),
+        ("I'm thirty-four.", "age", "34"),
+    ],
+)
+def test_a_fact_said_with_a_question_or_an_introduction_is_kept(text: str, key: str, value: str) -> None:
+    assert _slots(text).get(key) == value
+
+
+def test_the_statement_before_a_question_is_a_free_fact_and_the_question_is_not() -> None:
+    facts = [f.content for f in R.extract("Sono allergico alle arachidi, cosa posso mangiare?").facts]
+    assert facts == ["Sono allergico alle arachidi."]
+    assert R.extract("Wow, that is great, how did you do it?").facts == ()
+
+
+def test_a_request_to_remember_is_not_part_of_the_fact() -> None:
+    assert [f.content for f in R.extract("Ricordati che sono allergico alle arachidi.").facts] == [
+        "Sono allergico alle arachidi."]
+
+
+def test_a_fact_in_english_is_written_in_english() -> None:  # "I'm 34." has no English function word but "I'm"
+    assert [f.content for f in R.extract("I'm 34.").facts] == ["The user is 34 years old"]

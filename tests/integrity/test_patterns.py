@@ -31,6 +31,9 @@ def _facts(text: str) -> object:
         ("I'm vegan", "I had a burger for lunch", "diet"),
         ("L'utente preferisce il tè", "L'utente preferisce il caffè", "exclusive_preference"),
         ("My favourite colour is red", "My favourite colour is blue", "exclusive_preference"),
+        ("My favorite show is Friends.", "My favourite TV show is Seinfeld.", "exclusive_preference"),
+        ("La mia serie tv preferita è Gomorra.", "La mia serie preferita è Suburra.", "exclusive_preference"),
+        ("我最喜欢的电视剧是《甄嬛传》。", "我最爱的剧是《琅琊榜》，看了五遍。", "exclusive_preference"),  # a title is one object
         ("I love dogs", "I hate dogs", "like_vs_dislike"),
         ("Mi piace il calcio", "Non mi piace il calcio", "like_vs_dislike"),
         ("我喜欢猫", "我讨厌猫", "like_vs_dislike"),
@@ -57,6 +60,8 @@ def test_rule_fires(old: str, new: str, rule: str) -> None:
         ("My birthday is 12 July", "Our wedding anniversary is 15 August"),
         ("Mia sorella è nata il 3 maggio", "Il mio compleanno è il 15 agosto"),
         ("I like tea", "I like biscuits"),
+        ("我最喜欢的电视剧是《甄嬛传》。", "我最爱的剧是《甄嬛传》，看了五遍。"),
+        ("La mia serie preferita è Suburra.", "La mia serie tv preferita è Suburra, la adoro."),
         ("Mi piace il tè", "Mi piacciono i biscotti"),
         ("L'utente preferisce il tè", "L'utente preferisce il tè verde"),
         ("Ho iniziato il progetto Apollo", "Ho completato il progetto Gemini"),
