@@ -828,8 +828,11 @@ def _comparable(old: Entity, new: Entity, old_item: MemoryItem, new_item: Memory
 
 
 def _differs(old: Entity, new: Entity, t_old: datetime | None, t_new: datetime | None) -> bool:
-    if old.kind is EntityKind.PLACE and new.kind is EntityKind.PLACE and _same_or_inside(str(old.value), str(new.value)):
-        return False  # "Rome" / "Italy", "Roma" / "Rome": a place inside the other, or the same place by another name
+    if old.kind is EntityKind.PLACE and new.kind is EntityKind.PLACE and not old.same_value(new):
+        # two places differ here only when the gazetteer knows both and neither is inside the other: "Rome" / "Italy"
+        # and "Roma" / "Rome" agree, and a place it does not know may lie inside the other ("Trastevere" / "Roma",
+        # "Shoreditch" / "East London"): that pair is left to the later levels
+        return _known_apart(str(old.value), str(new.value))
     if new.attribute in ("birthday", "anniversary") and old.day_month and new.day_month:
         return old.day_month != new.day_month
     if new.attribute == "age" and t_old is not None and t_new is not None:
@@ -838,13 +841,13 @@ def _differs(old: Entity, new: Entity, t_old: datetime | None, t_new: datetime |
     return not old.same_value(new)
 
 
-def _same_or_inside(a: str, b: str) -> bool:
-    """Whether two place names are one place or one inside the other (the gazetteers of
-    :func:`memlab.integrity.values.resolve_place`); unknown names are not."""
+def _known_apart(a: str, b: str) -> bool:
+    """Whether the gazetteers of :func:`memlab.integrity.values.resolve_place` know both place names and neither is
+    the other or inside it."""
     from memlab.integrity.values import place_relation, resolve_place
 
     pa, pb = resolve_place(a), resolve_place(b)
-    return pa is not None and pb is not None and place_relation(pa, pb) in ("same", "contained")
+    return pa is not None and pb is not None and place_relation(pa, pb) not in ("same", "contained")
 
 
 def _compare_values(old: str, new: str) -> tuple[EntityKind | None, str, str] | None:

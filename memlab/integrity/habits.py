@@ -16,6 +16,7 @@ thing done) and :mod:`memlab.integrity.changes` (:func:`content_words`, :func:`o
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from memlab.entities import _vocab as V
 from memlab.text import lemma
@@ -146,6 +147,35 @@ def verb_like(word: str) -> bool:
     return bool(_VERB_FORM.match(word))
 
 
+def _own_clauses(text: str, lang: str, need: re.Pattern[str] | None,
+                 *skip: re.Pattern[str]) -> Iterator[tuple[str, frozenset[str]]]:
+    """(clause, content lemmas) of each Latin-script clause of ``text`` that the user says of themself (first
+    person), that says ``need`` (when given) and none of ``skip``: the one clause reader of the frames below."""
+    for clause in clauses(text):
+        if _CJK.search(clause) or (need is not None and not need.search(clause)) \
+                or any(rx.search(clause) for rx in skip) or not _first_person(clause, lang):
+            continue
+        yield clause, content_words(clause, lang)
+
+
+def _zh_absolutes(text: str) -> list[tuple[frozenset[str] | str, str]]:
+    """(the words after the marker, clause) of the user's Chinese absolutes ("我从不喝酒" -> ``喝酒``)."""
+    out: list[tuple[frozenset[str] | str, str]] = []
+    for clause in clauses(text):
+        if not _CJK.search(clause) or _SOFT.search(clause):
+            continue
+        m = _MARK_ZH.search(clause)
+        if m is None or not (clause[:m.start()] in ("", "我", "我们") or clause.startswith("我")):
+            continue
+        rest = re.sub(r"[了过的呢啊吧。，！\s]", "", clause[m.end():])
+        tried = _TRY_ZH.sub("", rest)
+        if tried != rest and len(tried) >= 2:
+            out.append((tried, clause))
+        elif 2 <= len(rest) <= 6:
+            out.append((rest, clause))
+    return out
+
+
 def absolute_frames(text: str, lang: str) -> tuple[tuple[frozenset[str] | str, str], ...]:
     """(content lemmas, or for Chinese the words after the marker, clause) of the user's absolutes.
 
@@ -155,30 +185,13 @@ def absolute_frames(text: str, lang: str) -> tuple[tuple[frozenset[str] | str, s
     """
     if other_person(text):
         return ()
-    out: list[tuple[frozenset[str] | str, str]] = []
-    for clause in clauses(text):
-        if _SOFT.search(clause):
-            continue
-        if _CJK.search(clause):
-            m = _MARK_ZH.search(clause)
-            if m is None or not (clause[:m.start()] in ("", "我", "我们") or clause.startswith("我")):
-                continue
-            rest = re.sub(r"[了过的呢啊吧。，！\s]", "", clause[m.end():])
-            tried = _TRY_ZH.sub("", rest)
-            if tried != rest and len(tried) >= 2:
-                out.append((tried, clause))
-                continue
-            if 2 <= len(rest) <= 6:
-                out.append((rest, clause))
-            continue
-        if not _MARK.search(clause) or not _first_person(clause, lang):
-            continue
-        content = content_words(clause, lang) - _MENTAL
+    out = _zh_absolutes(text)
+    for clause, words in _own_clauses(text, lang, _MARK, _SOFT):
+        content = words - _MENTAL
         thing = content - _TRY - {"avere", "essere"}  # "l'ho provato"
         if content & _TRY and 1 <= len(thing) <= 2:
             out.append((thing, clause))
-            continue
-        if 2 <= len(content) <= 3:  # an action and its thing ("vado in palestra"): "I never thought ..." is not one
+        elif 2 <= len(content) <= 3:  # an action and its thing ("vado in palestra"): "I never thought ..." is not one
             out.append((content, clause))
     return tuple(out)
 
@@ -188,17 +201,11 @@ def habit_frames(text: str, lang: str) -> tuple[tuple[frozenset[str] | str, str]
     with how often."""
     if other_person(text):
         return ()
-    out: list[tuple[frozenset[str] | str, str]] = []
-    for clause in clauses(text):
-        if not _HABIT.search(clause) or _NEG.search(clause) or _HABIT_SOFT.search(clause):
-            continue
-        if _CJK.search(clause):
-            if clause.startswith("我"):
-                out.append((_ZH_HABIT_WORDS.sub("", clause), clause))
-            continue
-        if not _first_person(clause, lang):
-            continue
-        out.append((content_words(clause, lang), clause))
+    out: list[tuple[frozenset[str] | str, str]] = [
+        (_ZH_HABIT_WORDS.sub("", c), c) for c in clauses(text)
+        if _CJK.search(c) and c.startswith("我") and _HABIT.search(c) and not _NEG.search(c)
+        and not _HABIT_SOFT.search(c)]
+    out += [(words, clause) for clause, words in _own_clauses(text, lang, _HABIT, _NEG, _HABIT_SOFT)]
     return tuple(out)
 
 
@@ -243,14 +250,7 @@ def event_frames(text: str, lang: str) -> tuple[tuple[frozenset[str], str], ...]
     """
     if other_person(text) or _CJK.search(text):
         return ()
-    out: list[tuple[frozenset[str], str]] = []
-    for clause in clauses(text):
-        if _NEG.search(clause) or _NOT_EVENT.search(clause) or not _first_person(clause, lang):
-            continue
-        content = content_words(clause, lang)
-        if content:
-            out.append((content, clause))
-    return tuple(out)
+    return tuple((words, clause) for clause, words in _own_clauses(text, lang, None, _NEG, _NOT_EVENT) if words)
 
 
 def never_vs_event(old: str, new: str, lang: str) -> tuple[str, str] | None:
@@ -287,13 +287,8 @@ def _never_frames(text: str, lang: str) -> tuple[tuple[frozenset[str], str], ...
     if other_person(text) or _CJK.search(text):
         return ()
     out: list[tuple[frozenset[str], str]] = []
-    for clause in clauses(text):
-        if not _MARK.search(clause) or _SOFT.search(clause) or _COMPARISON.search(clause):
-            continue
-        if not _first_person(clause, lang):
-            continue
-        core = content_words(clause, lang) - _MENTAL - _EMPHASIS - _LIGHT - _TRY
-        core = frozenset(w for w in core if len(w) >= 3)
+    for clause, words in _own_clauses(text, lang, _MARK, _SOFT, _COMPARISON):
+        core = frozenset(w for w in words - _MENTAL - _EMPHASIS - _LIGHT - _TRY if len(w) >= 3)
         if 1 <= len(core) <= 4:
             out.append((core, clause))
     return tuple(out)
@@ -354,6 +349,14 @@ _PENDING = re.compile(
 _DONE = re.compile(
     r"\b(?:già|finito|terminato|completato|concluso|consegnato|spedito|chiuso|finished|completed|done|already|"
     r"submitted|sent|wrapped up|handed in)\b|已经|完了|完成|做完|考完|装修完|结束了|搞定|交给|交上去了|提交了", re.I)
+#: a thing begun is not a thing done: "Ho già iniziato il corso", "I've already started the course", "我已经开始练八段锦了"
+#: clash with "not started" only, not with "not finished yet" ("动作还没记全")
+_STARTED = re.compile(r"\b(?:started|begun|began|iniziato|cominciato|avviato)\b|开始", re.I)
+_NOT_STARTED = re.compile(r"\b(?:not|haven't|hasn't|non)\b.{0,20}\b(?:started|begun|iniziato|cominciato)\b|"
+                          r"(?:还没有?|尚未|还未)开始", re.I)
+#: the pairs of kinds that cannot both be true of one thing
+_STATUS_CLASH = frozenset({frozenset({"done", "pending"}), frozenset({"done", "not_started"}),
+                           frozenset({"started", "not_started"})})
 _STATUS_WORDS = frozenset("""
 ancora già finito finire terminato terminare completato completare concluso concludere iniziato iniziare cominciato
 cominciare devo dovere yet still already finish finished complete completed done start started begin begun need
@@ -363,9 +366,9 @@ _ZH_MARKS = re.compile(r"还没有?|尚未|还未|还一.{0,2}都?没|还剩|已
 
 
 def status_frames(text: str, lang: str) -> tuple[tuple[str, frozenset[str] | str, str], ...]:
-    """(``pending`` | ``done``, content lemmas or for Chinese the clause without its markers, clause) of the
-    user's things not yet done and done: "Non ho ancora prenotato le vacanze", "I finished the book club novel",
-    "新房子已经装修完了".
+    """(``pending`` | ``not_started`` | ``started`` | ``done``, content lemmas or for Chinese the clause without its
+    markers, clause) of the user's things not yet done (or not begun) and done (or begun): "Non ho ancora prenotato
+    le vacanze", "I haven't started the course yet", "I've already started the course", "新房子已经装修完了".
 
     Example:
         >>> [f[0] for f in status_frames("Non ho ancora prenotato le vacanze", "it")]
@@ -378,7 +381,10 @@ def status_frames(text: str, lang: str) -> tuple[tuple[str, frozenset[str] | str
         pending = _PENDING.search(clause)
         if pending is None and (not _DONE.search(clause) or (_NEG.search(clause) and not _CJK.search(clause))):
             continue
-        kind = "pending" if pending is not None else "done"
+        if pending is not None:
+            kind = "not_started" if _NOT_STARTED.search(clause) else "pending"
+        else:
+            kind = "started" if _STARTED.search(clause) else "done"
         if _CJK.search(clause):
             out.append((kind, _ZH_MARKS.sub("", clause), clause))
         else:
@@ -410,7 +416,7 @@ def status_clash(old: tuple[tuple[str, frozenset[str] | str, str], ...],
     thing (a shared content word; Chinese: two characters in common), or ``None``."""
     for kind, content, clause in old:
         for nkind, ncontent, nclause in new:
-            if kind == nkind:
+            if frozenset({kind, nkind}) not in _STATUS_CLASH:
                 continue
             if isinstance(content, str) and isinstance(ncontent, str):
                 if _zh_overlap(content, ncontent):

@@ -51,7 +51,8 @@ _LIST_IT_EN = re.compile(
     r"(?P<rnoun>[a-zà-ÿ]{3,20})(?:\s+[a-zà-ÿ]{3,15})?\s+"  # "le uniche capitali europee che ho visto sono ..."
     rf"(?:che\s+(?:ho|abbiamo|suono|possiedo)(?:\s+{_DONE})?|(?:that|which)\s+i\s+(?:have|own|play)|"
     rf"(?:that\s+|which\s+)?i(?:'ve|\s+have)\s+{_DONE}))\s*"
-    r"(?:(?P<cop>si chiamano|sono|sono stat[ie]|erano|are called|are named|are|were)\s*:?\s+|(?P<app>,)\s*|"
+    # the names right after the noun, with or without a comma: "my nieces, Sophie and Grace," / "my nieces Sophie and Grace"
+    r"(?:(?P<cop>si chiamano|sono|sono stat[ie]|erano|are called|are named|are|were)\s*:?\s+|(?P<app>,|(?=(?-i:[A-Z])))\s*|"
     r"(?P<q>\?|:)\s+)", re.I)  # "I miei tatuaggi? Una rondine, una rosa e una scritta"
 _LIST_ZH = re.compile(rf"我的(?P<noun>[^\d{_ZH_STOP}]{{1,3}}?)(?:分别)?(?:就是|叫做|叫|是)")
 #: what the user's things are, with a verb before "的": "我现在上的兴趣班有书法、古筝和瑜伽", "我工作过的城市就广州和长沙两个";

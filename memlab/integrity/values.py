@@ -400,6 +400,8 @@ _ONLY_VERB = re.compile(r"\b(?:i only|i just|i can only)\b|只|仅", re.I)
 _KIDS_LIST = re.compile(
     r"\b(?:i miei (?:figli|bambini)|le mie figlie|i miei figli maschi|my (?:kids|children|sons|daughters))\s+"
     r"(?:sono|si chiamano|are|are called|are named|:)\s+"
+    # the names right after the noun: "i miei figli Marco e Luca", "my kids, Tom and Ann," (two names at least)
+    r"|\b(?:i miei (?:figli|bambini)|le mie figlie|my (?:kids|children|sons|daughters))(?P<app>,?)\s+(?=(?-i:[A-Z]))"
     r"|\b(?:ho|abbiamo|i have|we have)\s+(?P<n>\d{1,2})\s+(?:figli|figlie|bambini|kids|children|sons|daughters)\s*[:(,–-]\s*"
     r"|我的(?:\d{1,2}个)?(?:孩子|儿子|女儿)(?:是|叫|分别是|分别叫)|我有\d{1,2}个(?:孩子|儿子|女儿)[:：，,]",
     re.I)
@@ -501,7 +503,7 @@ def _kids_list(norm: str) -> tuple[str, list[str], str] | None:
         if first and _NAME_ITEM.match(first):
             items.append(first)  # "Marco sono gemelli": the list ends with Marco
         break
-    if len(items) < 1:
+    if len(items) < (2 if m.group("app") is not None else 1):
         return None
     return q, items, ", ".join(items)
 
@@ -529,7 +531,7 @@ CATEGORIES: dict[str, dict[str, Any]] = {
     "meat": {
         "verbs": ("mangio", "mangiamo", "mangiato", "mangiare", "prendo", "preso", "tocco", "toccato", "assaggio",
                   "assaggiato", "concedo", "faccio", "eat", "ate", "eaten", "eating", "have", "had", "having", "touch",
-                  "touched", "taste", "tasted", "吃", "碰"),
+                  "touched", "taste", "tasted", "grab", "grabbed", "order", "ordered", "吃", "碰"),
         "default_verbs": (),
         "general": ("carne", "carni", "meat", "meats", "肉", "荤"),
         "items": {
@@ -564,6 +566,19 @@ CATEGORIES: dict[str, dict[str, Any]] = {
         "items": {},
         "not_it": ("decaffeinato", "deca", "decaf", "decaffeinated", "orzo", "低因", "无咖啡因"),
     },
+    # fast food by its name or its chains: "I never eat fast food" / "I grab a burger at McDonald's every Friday"
+    "fast_food": {
+        "verbs": ("mangio", "mangiamo", "mangiato", "mangiare", "prendo", "preso", "vado", "andiamo", "andato",
+                  "andata", "faccio", "eat", "ate", "eaten", "eating", "have", "had", "grab", "grabbed", "get", "got",
+                  "go", "went", "hit", "order", "ordered", "吃", "去", "点"),
+        "default_verbs": (),
+        "general": ("fast food", "fast-food", "junk food", "cibo spazzatura", "快餐", "垃圾食品"),
+        "items": {
+            "chain": ("mcdonald's", "mcdonalds", "mcdonald", "burger king", "kfc", "wendy's", "five guys",
+                      "taco bell", "麦当劳", "肯德基", "汉堡王"),
+        },
+        "not_it": (),
+    },
 }
 
 _ABS_MARK = re.compile(r"\b(?:mai|never|astemi[oa]|teetotal(?:er)?)\b|从来都?不|从来没有?|从不|从没|从未|绝不|一点也不|"
@@ -580,7 +595,8 @@ _ABS_FILLER = frozenset({
     "per", "niente", "affatto", "assolutamente", "in", "vita", "mia", "my", "life", "whole", "tutta", "nessun",
     "nessuna", "nessuno", "alcun", "alcuna", "alcol", "kind", "tipo", "type", "goccia", "drop", "sip", "sorso",
     "bicchiere", "glass", "single", "solo", "really", "proprio", "davvero", "literally", "ne", "astemio",
-    "astemia", "teetotal", "teetotaler", "e", "and", "o", "or",
+    "astemia", "teetotal", "teetotaler", "e", "and", "o", "or", "al", "allo", "alla", "ai", "agli", "alle", "da",
+    "dal", "dalla", "dai",
 })
 _ZH_FILLER = re.compile(r"[我们也都任何一滴口的过了，。！、\s]")
 _ZH_SELF = re.compile(r"我这个人|这个人|本人")  # "我这个人从不喝咖啡": "as for me"
@@ -690,7 +706,7 @@ def _absolutes(text: str) -> list[tuple[str, str | None, str]]:
 
 
 _FIRST_FORMS = ("bevo", "beviamo", "mangio", "mangiamo", "fumo", "fumiamo", "prendo", "tocco", "assaggio", "concedo",
-                "faccio")
+                "faccio", "vado", "andiamo")
 
 
 def _first_person_verb(low: str, pos: int) -> bool:
@@ -714,15 +730,16 @@ def _habits(text: str) -> list[tuple[str, str | None, str]]:
             continue
         low = clause.casefold()
         zh = bool(_CJK.search(clause))
+        seen: set[str] = set()  # one item per category; a burger at McDonald's is meat and fast food
         for s, _e, item, cat in _find_forms(clause):
             d = CATEGORIES[cat]
-            if any(x in low for x in d["not_it"]):
+            if cat in seen or any(x in low for x in d["not_it"]):
                 continue
             verbs = [p for p in _find_verbs(clause, d["verbs"]) if p < s and s - p <= (10 if zh else 40)]
             if not verbs or not (zh or _first_person_verb(low, verbs[-1])):
                 continue
             out.append((cat, item, clause))
-            break
+            seen.add(cat)
     return out
 
 

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from memlab.integrity import SemanticIntegrityChecker
 from memlab.integrity import places as P
 from memlab.integrity.values import compare_values
 from memlab.records import ConflictType
+from memlab.store import MemoryStore
+from memlab.testing import FakeEmbedder, ScriptedJudge
 
 
 def _rel(a: str, b: str) -> str:
@@ -90,3 +95,20 @@ def test_a_region_named_with_its_kind_and_a_chinese_district() -> None:
     assert _rel("Tacoma", "Washington State") == "contained"
     assert _rel("深圳南山区", "深圳") == "same"
     assert _rel("北京朝阳区", "上海") == "different"
+
+
+@pytest.mark.parametrize(("old", "new", "alarm"), [
+    ("Abito a Trastevere.", "Vivo a Roma.", False),  # a district the gazetteer does not know may lie in the city
+    ("I live in Shoreditch.", "I live in East London.", False),
+    ("I live in Nashville.", "I live in Memphis.", True),  # both known, neither inside the other
+    ("Abito a Milano.", "Vivo a Napoli.", True),
+])
+def test_the_entities_level_calls_two_homes_apart_only_when_it_knows_both(tmp_path: Path, old: str, new: str,
+                                                                        alarm: bool) -> None:
+    with MemoryStore(tmp_path / "m.db", embedder=FakeEmbedder(dim=32, bag_of_words=True)) as store:
+        store.add("u", old)
+        item = store.add("u", new)
+        res = SemanticIntegrityChecker(store, ScriptedJudge(default=0.0), similarity_threshold=-1.0).check(item)
+    assert res.has_contradiction is alarm
+    if alarm:
+        assert res.contradictions[0].decided_by == "entities" and res.contradictions[0].urgency.value == "high"

@@ -982,3 +982,60 @@ def test_digit_ages_of_one_relative_are_a_high_entities_conflict(store: MemorySt
     res, judge = _check(store, "Mia madre ha 72 anni", "Mia mamma ha 68 anni, e va in palestra")
     assert res.has_contradiction and res.contradictions[0].decided_by == "entities"
     assert judge.calls == []
+
+
+# ---------------------------------------------------------------------------------------------------- names after the noun
+@pytest.mark.parametrize(("old", "new"), [
+    ("I have two nieces.", "My nieces Sophie and Grace are coming over Sunday, and my nephew Ben too."),
+    ("Ho due figli.", "I miei figli Marco e Luca sono a scuola."),
+    ("I have two kids.", "My kids, Tom and Ann, love pizza."),
+])
+def test_a_count_and_the_names_right_after_the_noun_agree(old: str, new: str) -> None:
+    _consistent(old, new, "count")
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("I have two nieces.", "My nieces Sophie, Grace and Ada are coming over Sunday."),
+    ("Ho due figli.", "I miei figli Marco, Luca e Anna sono a scuola."),
+])
+def test_a_count_and_more_names_right_after_the_noun_contradict(old: str, new: str) -> None:
+    _contra(old, new, "count")
+
+
+def test_one_name_after_the_noun_is_no_whole_list() -> None:
+    assert _d("I have two kids.", "My kids Tom love pizza.") is None
+
+
+# ---------------------------------------------------------------------------------------------------- begun, not done
+@pytest.mark.parametrize(("old", "new"), [
+    ("我已经开始练八段锦了。", "八段锦我还在学，动作还没记全。"),  # begun and not mastered yet: both true
+    ("I've already started the course.", "I haven't finished the course yet."),
+])
+def test_a_thing_begun_and_not_finished_is_no_status_clash(old: str, new: str) -> None:
+    d = _d(old, new)
+    assert d is None or not d.contradiction, d
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("I haven't started the course yet.", "I've already started the course."),
+    ("Non ho ancora iniziato la tesi.", "Ho consegnato la tesi la settimana scorsa."),
+    ("新房子还没开始装修", "新房子已经装修完了"),
+])
+def test_not_begun_against_begun_or_done_is_a_status_clash(old: str, new: str) -> None:
+    _contra(old, new, "status")
+
+
+# ---------------------------------------------------------------------------------------------------- fast food
+@pytest.mark.parametrize(("old", "new"), [
+    ("I never eat fast food.", "I grab a burger at McDonald's every Friday."),
+    ("Non mangio mai al fast food.", "Ogni sabato vado da McDonald's con i bambini."),
+    ("我从不吃快餐。", "我每周都去麦当劳。"),
+    ("I never eat meat.", "I grab a burger at McDonald's every Friday."),  # "grab" is eating
+])
+def test_never_fast_food_against_a_chain_habit(old: str, new: str) -> None:
+    _contra(old, new, "absolute")
+
+
+def test_a_burger_cooked_at_home_is_no_fast_food() -> None:
+    d = _d("I never eat fast food.", "I cook a burger at home every Friday.")
+    assert d is None or not d.contradiction, d
