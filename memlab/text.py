@@ -251,7 +251,7 @@ _ASKS = re.compile(
     r"want)\b", re.I)
 #: a request whose object is the fact: "Can you remember that my birthday is April 14th?", "Puoi ricordarti che ...?"
 _REMEMBER_THAT = re.compile(
-    r"^(?:(?:can|could|would|will) you (?:please )?(?:remember|note|keep in mind|remind (?:\w+ ){1,3})(?:that )?|"
+    r"^(?:(?:can|could|would|will) you (?:please )?(?:remember|note|keep in mind|remind(?: \w+){1,3}) (?:that )?|"
     r"(?:puoi|potresti|riesci a) (?:ricordar(?:e|ti|lo) |tenere a mente |segnar(?:e|ti) |annotar(?:e|ti) |"
     r"ricordare a (?:\w+ ){1,3})che )(?P<fact>.+?)[?？]\s*$", re.I)
 
