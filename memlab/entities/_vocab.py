@@ -98,15 +98,15 @@ MONEY_CUE = re.compile(r"\b(?:cost\w*|paid|pay|earn\w*|spend|spent|salary|stipen
                        re.I)
 
 # --- subject detection ---------------------------------------------------------------------------------
-_KIN_EN = (r"sister|brother|mother|mom|mum|father|dad|wife|husband|son|daughter|friend|best friend|boyfriend|"
+#: English kin words (also the age of "my daughter is 12", memlab.entities.extract)
+KIN_EN = (r"sister|brother|mother|mom|mum|father|dad|wife|husband|son|daughter|friend|best friend|boyfriend|"
            r"girlfriend|partner|cousin|uncle|aunt|grandma|grandmother|grandpa|grandfather|boss|colleague|"
            r"coworker|neighbou?r|roommate|dog|cat|kid|child|children|kids|parents|family|baby")
 _KIN_IT = (r"sorella|fratello|madre|mamma|padre|papà|papa|moglie|marito|figlio|figlia|figli|amico|amica|"
            r"fidanzat[oa]|ragazz[oa]|compagn[oa]|cugin[oa]|zi[oa]|nonn[oa]|capo|collega|vicin[oa]|cane|gatto|"
            r"coinquilin[oa]|genitori|famiglia|bambin[oa]|suocer[oa]")
-KIN_EN_ALT = _KIN_EN  # the English kin words, for the age of "my daughter is 12" (memlab.entities.extract)
 OTHER_PERSON = re.compile(
-    rf"\b(?:my|his|her|our|their|your)\s+(?:\w+\s+)?(?P<en>{_KIN_EN})\b"
+    rf"\b(?:my|his|her|our|their|your)\s+(?:\w+\s+)?(?P<en>{KIN_EN})\b"
     rf"|\b(?:(?:la|il|lo|le|i|gli)\s+)?(?:mia|mio|mie|miei|sua|suo|sue|suoi|nostra|nostro|tua|tuo|vostra|vostro)\s+"
     rf"(?P<it>{_KIN_IT})\b"
     rf"|\b(?:la|il|lo|l'|le|i|gli)\s*(?P<it2>{_KIN_IT})\s+(?:di|del|della)\b"

@@ -128,7 +128,7 @@ _AGE = re.compile(
     r"|(?P<n4>\d{1,3})\s*岁|今年(?P<n5>\d{1,3})了"  # "我今年36了"
     r"|^(?i:at)\s+(?P<n6>\d{2}),\s+(?i:i'm|i am)\b"  # "At 58, I'm the oldest one"
     # another person's age said with "is": "my daughter is 12", "Lily is 12." (a name or a kin word right before it)
-    rf"|(?:\b(?-i:[A-Z][a-zà-ý]+)|\b(?:{V.KIN_EN_ALT})),?\s+(?:is|turns|just turned)\s+(?P<n7>\d{{1,3}})"
+    rf"|(?:\b(?-i:[A-Z][a-zà-ý]+)|\b(?:{V.KIN_EN})),?\s+(?:is|turns|just turned)\s+(?P<n7>\d{{1,3}})"
     r"(?=\s*(?:[.,;!?]|$|\s+(?:and|but|now|already|this|next|last|today|in)\b))",
     re.I,
 )

@@ -231,9 +231,12 @@ _HEDGE = _rx(r"\b(?:forse|credo|penso|probabilmente|mi sembra|non sono sicur[oa]
              r"i guess|not sure|kind of|sort of)\b|也许|可能")
 _CORRECTION = _rx(r"\b(?:anzi|no aspetta|mi correggo|correggo|cio[eè]|actually|i mean|no wait|correction|"
                   r"scratch that)\b|其实|不对")
-# the user's own name needs a direct naming phrase right before it ("ho un cane che si chiama Fido" is not)
+# the user's own name needs a direct naming phrase right before it ("ho un cane che si chiama Fido" is not); a name
+# right after "sono / I'm / 我是" can only be an introduction the entities level accepted ("Ciao, sono Beatrice",
+# memlab.entities.introduced_names)
 _NAME_TRIGGER = _rx(r"(?:chiamami|chiamatemi|mi chiamo|mi chiamano|puoi chiamarmi|il mio nome [eè]|"
-                    r"call me|my name is|my name's|i'm called|i am called|you can call me|name is)\s*$|(?:叫我|我叫|我的名字是)\s*$")
+                    r"call me|my name is|my name's|i'm called|i am called|you can call me|name is|"
+                    r"\bsono|\bi'm|\bi am)\s*$|(?:叫我|我叫|我的名字是|我是)\s*$")
 _NEGATION = _rx(r"\b(?:non|not|never|mai|no longer|più)\b|n't\b|不|没")
 _LEAD = _rx(
     r"^(?:(?:anzi|comunque|beh|be'|allora|oh|ah|eh|ok|okay|sì|si|no|well|actually|so|also|and|but|yeah|yes|"
@@ -491,10 +494,7 @@ def _entity_slots(sentence: str, ents: Sequence[Any], add: Callable[..., None]) 
         if _NEGATION.search(sentence[max(0, e.start - 30) : e.start]):
             continue
         if slot == "preferred_name" and not _NAME_TRIGGER.search(sentence[max(0, e.start - 30) : e.start]):
-            from memlab.entities import introduced_names  # an introduction names too: "Ciao, sono Beatrice"
-
-            if not any(s == e.start for s, _, _ in introduced_names(sentence)):
-                continue
+            continue
         if e.kind == "number":
             value = _fmt_number(e.value)
             add(slot, value, value, f"entity:{e.attribute}")

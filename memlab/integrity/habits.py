@@ -147,13 +147,17 @@ def verb_like(word: str) -> bool:
     return bool(_VERB_FORM.match(word))
 
 
+def _marked(clause: str, need: re.Pattern[str] | None, skip: tuple[re.Pattern[str], ...]) -> bool:
+    """The clause says ``need`` (when given) and none of ``skip``."""
+    return (need is None or need.search(clause) is not None) and not any(rx.search(clause) for rx in skip)
+
+
 def _own_clauses(text: str, lang: str, need: re.Pattern[str] | None,
                  *skip: re.Pattern[str]) -> Iterator[tuple[str, frozenset[str]]]:
     """(clause, content lemmas) of each Latin-script clause of ``text`` that the user says of themself (first
     person), that says ``need`` (when given) and none of ``skip``: the one clause reader of the frames below."""
     for clause in clauses(text):
-        if _CJK.search(clause) or (need is not None and not need.search(clause)) \
-                or any(rx.search(clause) for rx in skip) or not _first_person(clause, lang):
+        if _CJK.search(clause) or not _marked(clause, need, skip) or not _first_person(clause, lang):
             continue
         yield clause, content_words(clause, lang)
 
@@ -203,8 +207,7 @@ def habit_frames(text: str, lang: str) -> tuple[tuple[frozenset[str] | str, str]
         return ()
     out: list[tuple[frozenset[str] | str, str]] = [
         (_ZH_HABIT_WORDS.sub("", c), c) for c in clauses(text)
-        if _CJK.search(c) and c.startswith("我") and _HABIT.search(c) and not _NEG.search(c)
-        and not _HABIT_SOFT.search(c)]
+        if _CJK.search(c) and c.startswith("我") and _marked(c, _HABIT, (_NEG, _HABIT_SOFT))]
     out += [(words, clause) for clause, words in _own_clauses(text, lang, _HABIT, _NEG, _HABIT_SOFT)]
     return tuple(out)
 
